@@ -1,0 +1,29 @@
+"""The command line: ``python -m chatlas_like demo | chat | serve-results``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m chatlas_like")
+    commands = parser.add_subparsers(dest="command", required=True)
+    demo = commands.add_parser("demo", help="a tool-calling conversation (scripted model offline)")
+    demo.add_argument("--live", action="store_true", help="ask Claude (needs ANTHROPIC_API_KEY)")
+    demo.add_argument("--model", default=None, help="the Claude model for --live")
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        from ._demo import run_demo
+
+        return run_demo(live=args.live, model=args.model)
+    parser.error(f"unknown command {args.command}")  # pragma: no cover
+    return 2  # pragma: no cover
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""``python -m chatlas_like demo``: a real tool-calling conversation, offline by default.
+
+Offline, the model is scripted: a loopback server on 127.0.0.1 speaks Anthropic's
+Messages API to the real ``anthropic`` SDK, asks for the ``quarterly_sales`` tool, reads
+the DataFrame it returns (as JSON records, the way Claude would) and answers from it.
+``--live`` asks Claude the same question (needs ``ANTHROPIC_API_KEY``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from ._chat import Chat
+from .providers._anthropic import ChatAnthropic
+
+__all__ = ["demo_model", "quarterly_sales", "run_demo"]
+
+QUESTION = "Which region had the highest Q3 sales, and how much?"
+SYSTEM_PROMPT = "You are a terse sales analyst. Use the tools to look up figures."
+
+
+def quarterly_sales(region: str | None = None) -> Any:
+    """Quarterly sales by region, in thousands of dollars.
+
+    Parameters
+    ----------
+    region
+        Only this region; every region when omitted.
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "region": ["Northeast", "Southwest", "Midwest", "Pacific"],
+            "q1": [120, 98, 210, 175],
+            "q2": [135, 102, 205, 180],
+            "q3": [150, 88, 264, 193],
+            "updated": pd.to_datetime(["2024-10-01", "2024-10-01", "2024-10-02", "2024-10-03"]),
+        }
+    )
+    if region is not None:
+        frame = frame[frame["region"].str.lower() == region.lower()]
+    return frame
+
+
+def demo_model(body: Mapping[str, Any]) -> Any:
+    """The scripted model: ask for the tool, then answer from what it returned."""
+    from .testing import Reply
+
+    last = body["messages"][-1]
+    results = [b for b in last["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if not results:
+        return Reply.tool_call(
+            "quarterly_sales", {}, text="Let me look up the quarterly sales figures."
+        )
+    content = results[0].get("content", "[]")
+    if results[0].get("is_error"):
+        return Reply.text(f"The sales lookup failed: {content}")
+    rows = orjson.loads(content)
+    best = max(rows, key=lambda row: row["q3"])
+    return Reply.text(
+        f"**{best['region']}** had the highest Q3 sales: ${best['q3']}k, ahead of "
+        f"{len(rows) - 1} other regions (figures updated {best['updated'][:10]})."
+    )
+
+
+def _chat(base_url: str | None, api_key: str | None, model: str | None) -> Chat:
+    chat = ChatAnthropic(
+        system_prompt=SYSTEM_PROMPT,
+        model=model or "claude-haiku-4-5",
+        base_url=base_url,
+        api_key=api_key,
+    )
+    chat.register_tool(quarterly_sales)
+    return chat
+
+
+def run_demo(*, live: bool = False, model: str | None = None) -> int:
+    """Run the demo; returns the process exit status."""
+    from rich.console import Console
+
+    console = Console()
+    if live:
+        console.print("[bold]chatlas_like demo[/] — talking to Claude (live).\n")
+        chat = _chat(None, None, model)
+        console.print(f"[bold]👤 {QUESTION}[/]")
+        chat.chat(QUESTION)
+        return 0
+    from .testing import LoopbackServer
+
+    console.print(
+        "[bold]chatlas_like demo[/] — the model is [bold yellow]SCRIPTED[/]: a loopback server "
+        "on 127.0.0.1 speaks Anthropic's Messages API to the real anthropic SDK.\n"
+        "Run with [bold]--live[/] (and ANTHROPIC_API_KEY) to ask Claude instead.\n"
+    )
+    with LoopbackServer(demo_model) as server:
+        chat = _chat(server.url, "scripted-demo", model)
+        console.print(f"[bold]👤 {QUESTION}[/]")
+        chat.chat(QUESTION)
+        result = chat.get_turns()[2].tool_results[0]
+        console.print(
+            f"\n[dim]The tool returned a {type(result.value).__name__}; the model read it as "
+            f"{result.original_length} bytes of JSON records. "
+            f"{len(server.message_requests())} requests went over HTTP to {server.url}.[/]"
+        )
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run_demo())

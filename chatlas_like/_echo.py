@@ -1,0 +1,158 @@
+"""Where a chat's output goes while it happens: a terminal, a notebook, or nowhere.
+
+An :class:`Echo` receives text deltas and finished content (tool requests, results).
+The turn loop calls it in one place for all four verbs. Every sink does work
+proportional to what it receives: text deltas are written as they come, never
+re-rendered with what came before, so 100 tool rounds cost 100 times one round.
+
+``echo=`` modes: ``"none"``; ``"text"`` (the model's text); ``"output"`` (text, tool
+requests and results); ``"all"`` (also the user's prompt).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
+
+from ._content import Content, ContentText, ContentToolRequest
+from ._tool_result import ContentToolResult
+
+if TYPE_CHECKING:
+    from ._turn import Turn
+
+__all__ = ["ConsoleEcho", "Echo", "EchoMode", "NullEcho", "make_echo"]
+
+EchoMode = Literal["none", "text", "output", "all"]
+ECHO_MODES = ("none", "text", "output", "all")
+PREVIEW_LINES = 12
+
+
+class Echo(Protocol):
+    """A sink for what a chat produces while it runs."""
+
+    def user_turn(self, turn: Turn) -> None: ...
+    def text(self, delta: str) -> None: ...
+    def content(self, item: Content) -> None: ...
+    def finish(self) -> None: ...
+
+
+class NullEcho:
+    """Shows nothing."""
+
+    def user_turn(self, turn: Turn) -> None:
+        pass
+
+    def text(self, delta: str) -> None:
+        pass
+
+    def content(self, item: Content) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+NULL_ECHO = NullEcho()
+
+
+class ConsoleEcho:
+    """Writes to a terminal through rich: raw text deltas, compact tool panels.
+
+    Parameters
+    ----------
+    mode
+        ``"text"``, ``"output"`` or ``"all"``.
+    console
+        A ``rich.console.Console``; a new one on stdout by default.
+    """
+
+    def __init__(self, mode: EchoMode = "output", console: Any = None) -> None:
+        from rich.console import Console
+
+        self.mode = mode
+        self.console: Any = console if console is not None else Console()
+        self._file: IO[str] = self.console.file
+        self._line_start = True
+        self._wrote = False
+
+    def user_turn(self, turn: Turn) -> None:
+        if self.mode != "all":
+            return
+        from rich.text import Text
+
+        self._end_line()
+        self.console.print(Text("👤 ", style="bold") + Text(turn.text))
+        self._line_start = True
+
+    def text(self, delta: str) -> None:
+        if not delta:
+            return
+        self._file.write(delta)
+        self._line_start = delta.endswith("\n")
+        self._wrote = True
+
+    def content(self, item: Content) -> None:
+        if self.mode == "text":
+            return
+        from rich.text import Text
+
+        from ._display import format_call, outcome_label, preview, truncation_note
+
+        if isinstance(item, ContentToolRequest):
+            self._end_line()
+            self.console.print(Text(f"🔧 {format_call(item)}", style="bold cyan"))
+        elif isinstance(item, ContentToolResult):
+            self._end_line()
+            style = "red" if item.is_error else ("yellow" if item.outcome == "denied" else "green")
+            head = Text(outcome_label(item), style=f"bold {style}")
+            note = truncation_note(item)
+            if note:
+                head.append(f" ({note})", style="dim")
+            self.console.print(head)
+            self.console.print(Text(_first_lines(preview(item), PREVIEW_LINES), style="dim"))
+        elif isinstance(item, ContentText):
+            self.text(item.text)
+            return
+        else:
+            self._end_line()
+            self.console.print(Text(str(item), style="dim"))
+        self._line_start = True
+
+    def finish(self) -> None:
+        self._end_line()
+        self._file.flush()
+
+    def _end_line(self) -> None:
+        if not self._line_start:
+            self._file.write("\n")
+            self._line_start = True
+
+
+def _first_lines(text: str, count: int) -> str:
+    lines = text.split("\n", count)
+    if len(lines) > count:
+        return "\n".join(lines[:count]) + "\n…"
+    return text
+
+
+def in_notebook() -> bool:
+    """Whether we run inside a Jupyter kernel."""
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    get_ipython = getattr(shell, "get_ipython", None)
+    ip = get_ipython() if callable(get_ipython) else None
+    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+
+
+def make_echo(mode: str, console: Any = None) -> Echo:
+    """The sink for ``mode`` in the current environment."""
+    if mode not in ECHO_MODES:
+        raise ValueError(f"echo must be one of {', '.join(ECHO_MODES)}; got {mode!r}")
+    if mode == "none":
+        return NULL_ECHO
+    if console is None and in_notebook():
+        from ._notebook import NotebookEcho
+
+        return NotebookEcho(mode)  # pyright: ignore[reportArgumentType]
+    return ConsoleEcho(mode, console)  # pyright: ignore[reportArgumentType]

@@ -1,0 +1,226 @@
+"""The turn loop: a generator that never awaits and never touches a network.
+
+It yields steps and receives their outcomes (the sans-I/O pattern of httpx's auth
+flows):
+
+=================  =========================================  ===========================
+step               the driver performs                        and sends back
+=================  =========================================  ===========================
+``ModelCall``      opens the response for ``body``            None
+``NEXT_EVENT``     reads the next provider event              the event, or ``END``
+``RunTools``       runs the tool requests                     a ``ToolsDone``
+a str / Content    hands it to the caller (a stream's item)   None
+=================  =========================================  ===========================
+
+A driver that fails to perform a step throws the exception into the loop. Extension
+points: ``Run.before_model_call`` (callables applied right before each model call:
+the expansion step, request checks) and ``Run.finalize`` (applied to every result
+before it enters the history: truncation, sequence numbers, the store write).
+
+Cancellation contract: closing the loop or throwing into it (Ctrl-C, a closed stream,
+a cancelled task, a cut response) repairs the history before the exception
+propagates: a partial answer is kept as ``"incomplete"`` and every tool request
+without a result is answered, so the next call sends a valid request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._content import Content
+from ._echo import Echo
+from ._errors import ChatlasLikeError, ProviderError, StreamInterruptedError, ToolLoopLimitError
+from ._history import History, answer_dangling
+from ._options import ChatOptions
+from ._tool_result import ContentToolResult, refused
+from ._tool_runner import INTERRUPTED_PENDING, ToolsDone
+from ._turn import AssistantTurn, TokenUsage, Turn, UserTurn
+from .providers._base import Provider, RequestSpec
+
+__all__ = ["END", "NEXT_EVENT", "ModelCall", "Run", "RunTools", "turn_loop"]
+
+CUT_OFF = "The response was cut off before this call was complete; send the call again."
+STREAM_ENDED = "the response stream ended before the model finished its answer"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """Send ``body`` to the model."""
+
+    body: dict[str, Any]
+
+
+class _NextEvent:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NEXT_EVENT"
+
+
+class _End:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "END"
+
+
+NEXT_EVENT: Any = _NextEvent()
+END: Any = _End()
+
+
+@dataclass(frozen=True, slots=True)
+class RunTools:
+    """Run these tool requests and send back a ``ToolsDone``."""
+
+    requests: list[Any]
+
+
+def _no_finalize(results: list[ContentToolResult]) -> list[ContentToolResult]:
+    return results
+
+
+@dataclass(slots=True)
+class Run:
+    """One call of a chat verb: what the loop reads and the history it writes."""
+
+    history: History
+    provider: Provider
+    spec: RequestSpec
+    options: ChatOptions = field(default_factory=ChatOptions)
+    echo: Echo | None = None
+    yield_text: bool = True
+    yield_content: bool = False
+    before_model_call: Sequence[Callable[[Run], None]] = ()
+    finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]] = _no_finalize
+    record_usage: Callable[[TokenUsage], None] | None = None
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    rounds: int = 0
+    token: object = None
+
+
+def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
+    """Talk to the model until it answers without asking for tools."""
+    history = run.history
+    run.token = token = history.claim()
+    echo = run.echo
+    assert echo is not None
+    try:
+        if prompt is not None:
+            echo.user_turn(prompt)
+            history.append(prompt, token)
+        first_call = True
+        while True:
+            for step in run.before_model_call:
+                step(run)
+            body = run.provider.build_request(history.turns, run.spec)
+            try:
+                yield ModelCall(body)
+                turn = yield from _receive(run)
+            except ProviderError:
+                if first_call and prompt is not None:
+                    history.remove(prompt, token)  # nothing was answered: the call can be retried
+                raise
+            first_call = False
+            history.append(turn, token)
+            if turn.tokens is not None:
+                run.usage = run.usage + turn.tokens
+                if run.record_usage is not None:
+                    run.record_usage(turn.tokens)
+            requests = turn.tool_requests
+            if not requests:
+                if turn.finish_reason == "pause_turn":
+                    continue  # a server tool paused the turn: let the model carry on
+                return
+            _check_limits(run, requests)
+            done: ToolsDone = yield RunTools(requests)
+            history.check(token)
+            results = run.finalize(done.results)
+            history.append(UserTurn(results), token)
+            for result in results:
+                echo.content(result)
+                if run.yield_content:
+                    yield result
+            if done.interrupt is not None:
+                raise done.interrupt
+            run.rounds += 1
+    except BaseException as error:
+        if history.owns(token):
+            answer_dangling(history.turns, _reason(error), run.finalize)
+        raise
+    finally:
+        echo.finish()
+
+
+def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
+    """Feed provider events to the accumulator, emitting deltas; the finished turn."""
+    accumulator = run.provider.accumulator()
+    echo = run.echo
+    assert echo is not None
+    echo_text = echo.text
+    yield_text = run.yield_text
+    try:
+        while True:
+            event = yield NEXT_EVENT
+            if event is END:
+                break
+            out = accumulator.feed(event)
+            if out is None:
+                continue
+            if type(out) is str:
+                echo_text(out)
+                if yield_text:
+                    yield out
+            else:
+                echo.content(out)
+                if run.yield_content and isinstance(out, Content):
+                    yield out
+    except BaseException as error:
+        partial = accumulator.partial_turn()
+        if partial is None or not run.history.owns(run.token):
+            raise
+        run.history.append(partial, run.token)
+        if isinstance(error, ChatlasLikeError):
+            raise StreamInterruptedError(f"{STREAM_ENDED}: {error}") from error
+        raise
+    if not accumulator.complete:
+        partial = accumulator.partial_turn()
+        if partial is not None:
+            run.history.append(partial, run.token)
+        raise StreamInterruptedError(f"{STREAM_ENDED} (no message_stop event)")
+    return accumulator.turn()
+
+
+def _check_limits(run: Run, requests: list[Any]) -> None:
+    limit = run.options.max_tool_rounds
+    if limit is not None and run.rounds >= limit:
+        _stop(run, requests, f"tool round limit reached (max_tool_rounds={limit})")
+    budget = run.options.max_tokens_per_chat
+    if budget is not None and run.usage.total >= budget:
+        _stop(
+            run,
+            requests,
+            f"token budget reached ({run.usage.total:,} of max_tokens_per_chat={budget:,} used)",
+        )
+
+
+def _stop(run: Run, requests: list[Any], why: str) -> None:
+    results = run.finalize([refused(r, f"Not run: the {why}.") for r in requests])
+    run.history.append(UserTurn(results), run.token)
+    for result in results:
+        assert run.echo is not None
+        run.echo.content(result)
+    raise ToolLoopLimitError(
+        f"The chat stopped asking the model: the {why}. The history is valid; "
+        "raise the limit or call chat() again to continue."
+    )
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, (StreamInterruptedError, ProviderError)):
+        return CUT_OFF
+    if isinstance(error, (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError)):
+        return INTERRUPTED_PENDING
+    return f"Not run: the chat stopped ({type(error).__name__})."

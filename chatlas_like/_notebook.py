@@ -1,0 +1,104 @@
+"""Echo into a Jupyter notebook: one output, updated in place, in linear time.
+
+The streamed text is re-sent to the front end only when it has grown by a fixed share
+since the last update (and once at the end), so the bytes sent for an answer of n
+characters stay proportional to n however many deltas it arrives in. Tool requests and
+results are shown as collapsible cards below the text they follow.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+from ._content import Content, ContentText
+from ._display import content_html
+
+if TYPE_CHECKING:
+    from ._echo import EchoMode
+    from ._turn import Turn
+
+__all__ = ["NotebookEcho"]
+
+GROWTH = 0.05  # re-render when the text grew by this share...
+MIN_GROWTH = 64  # ...and by at least this many characters
+
+
+class NotebookEcho:
+    """Renders a streaming answer into notebook outputs, each text segment updated in place.
+
+    Parameters
+    ----------
+    mode
+        ``"text"``, ``"output"`` or ``"all"``.
+    display
+        ``display(html, handle) -> handle``: shows ``html`` as a new output when
+        ``handle`` is None, otherwise replaces that output; IPython's by default.
+    """
+
+    def __init__(self, mode: EchoMode = "output", display: Any = None) -> None:
+        self.mode = mode
+        self._display = display or _ipython_display
+        self._handle: Any = None  # the output of the text segment being streamed
+        self._parts: list[str] = []
+        self._length = 0
+        self._shown = 0
+        self.updates = 0
+        self.bytes_sent = 0
+
+    def user_turn(self, turn: Turn) -> None:
+        if self.mode == "all":
+            self._close_text()
+            self._show(
+                f"<div class='chatlas-like-user'><strong>👤</strong> {html.escape(turn.text)}</div>",
+                None,
+            )
+
+    def text(self, delta: str) -> None:
+        self._parts.append(delta)
+        self._length += len(delta)
+        if self._length - self._shown >= max(MIN_GROWTH, int(self._shown * GROWTH)):
+            self._render_text()
+
+    def content(self, item: Content) -> None:
+        if self.mode == "text":
+            return
+        if isinstance(item, ContentText):
+            self.text(item.text)
+            return
+        self._close_text()
+        self._show(content_html(item), None)
+
+    def finish(self) -> None:
+        self._close_text()
+
+    def _render_text(self) -> None:
+        joined = "".join(self._parts)
+        self._parts = [joined]
+        self._shown = self._length
+        self._handle = self._show(_text_html(joined), self._handle)
+
+    def _close_text(self) -> None:
+        if self._length > self._shown:
+            self._render_text()
+        self._parts = []
+        self._length = self._shown = 0
+        self._handle = None
+
+    def _show(self, payload: str, handle: Any) -> Any:
+        self.updates += 1
+        self.bytes_sent += len(payload)
+        return self._display(payload, handle)
+
+
+def _ipython_display(payload: str, handle: Any) -> Any:
+    from IPython.display import HTML, display  # pyright: ignore
+
+    if handle is None:
+        return display(HTML(payload), display_id=True)  # pyright: ignore
+    handle.update(HTML(payload))
+    return handle
+
+
+def _text_html(text: str) -> str:
+    return f"<div class='chatlas-like-text' style='white-space:pre-wrap'>{html.escape(text)}</div>"

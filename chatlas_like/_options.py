@@ -1,0 +1,83 @@
+"""Every option of a chat, in one table.
+
+========================  ===========  ====================================================
+option                    default      meaning
+========================  ===========  ====================================================
+``max_tool_rounds``       25           model calls that may follow tool results in one
+                                       ``chat()``; None for no limit
+``max_tokens_per_chat``   None         input + output tokens one ``chat()`` may use
+``max_concurrency``       8            tool calls of one turn that run at once
+``tool_timeout``          None         seconds one tool call may take (per tool: ``timeout``)
+``max_result_bytes``      100_000      UTF-8 bytes of one result the model receives
+                                       (per tool: ``max_result_bytes``)
+``store_max_bytes``       10_000_000   UTF-8 bytes of one result kept in the result store
+``max_retries``           3            retries of a model call on 429, 5xx, 529 and
+                                       connection errors, with backoff and jitter
+========================  ===========  ====================================================
+
+Set them on the chat (``ChatAnthropic(..., max_tool_rounds=10)`` or
+``chat.set_options(...)``), or for one call (``chat.chat("...", max_tool_rounds=3)``).
+Per tool, ``Tool.from_func(f, sequential=True, timeout=5, max_result_bytes=10_000)``:
+``sequential`` tools run alone, in call order, for code that is not thread-safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, TypedDict
+
+__all__ = ["CallOptions", "ChatOptions"]
+
+
+class CallOptions(TypedDict, total=False):
+    """Per-call overrides of :class:`ChatOptions` (keyword arguments of the chat verbs)."""
+
+    max_tool_rounds: int | None
+    max_tokens_per_chat: int | None
+    max_concurrency: int
+    tool_timeout: float | None
+    max_result_bytes: int
+    store_max_bytes: int
+    max_retries: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChatOptions:
+    """The options of a chat; see the module docstring for the table."""
+
+    max_tool_rounds: int | None = 25
+    max_tokens_per_chat: int | None = None
+    max_concurrency: int = 8
+    tool_timeout: float | None = None
+    max_result_bytes: int = 100_000
+    store_max_bytes: int = 10_000_000
+    max_retries: int = 3
+
+    def __post_init__(self) -> None:
+        _positive_or_none("max_tool_rounds", self.max_tool_rounds, allow_zero=True)
+        _positive_or_none("max_tokens_per_chat", self.max_tokens_per_chat)
+        _positive_or_none("tool_timeout", self.tool_timeout)
+        for name in ("max_concurrency", "max_result_bytes", "store_max_bytes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if self.max_retries < 0:
+            raise ValueError("max_retries must be 0 or more")
+
+    def merged(self, overrides: CallOptions | dict[str, Any] | None) -> ChatOptions:
+        """These options with ``overrides`` applied; unknown names are an error."""
+        if not overrides:
+            return self
+        known = {f.name for f in fields(self)}
+        unknown = set(overrides) - known
+        if unknown:
+            raise TypeError(
+                f"unknown option(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}"
+            )
+        return replace(self, **overrides)
+
+
+def _positive_or_none(name: str, value: float | None, *, allow_zero: bool = False) -> None:
+    if value is None:
+        return
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'0 or more' if allow_zero else 'positive'} or None")

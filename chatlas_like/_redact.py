@@ -1,0 +1,98 @@
+"""What the model may read of a failure: short, without paths, without secrets.
+
+A failure reaches the model as ``Type: message`` (or the tool's own message), cut to
+``MAX_FAILURE_BYTES`` UTF-8 bytes, with no traceback, absolute paths reduced to their
+file name, and secrets replaced by ``[REDACTED]``. Secrets are the values of the
+process's environment variables whose names end in ``_KEY``, ``_TOKEN``, ``_SECRET``
+or ``_PASSWORD``, and strings shaped like well-known API keys. This is a safety net:
+tools should still keep secrets out of their messages.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+
+__all__ = ["MAX_FAILURE_BYTES", "failure_message", "redact", "truncate_utf8"]
+
+MAX_FAILURE_BYTES = 1_000
+REDACTED = "[REDACTED]"
+_SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+_MIN_SECRET_LENGTH = 6
+
+_KEY_SHAPES = re.compile(
+    r"sk-ant-[A-Za-z0-9_\-]{8,}"  # Anthropic
+    r"|sk-(?:proj-)?[A-Za-z0-9_\-]{20,}"  # OpenAI style
+    r"|gh[pousr]_[A-Za-z0-9]{20,}"  # GitHub
+    r"|xox[abposr]-[A-Za-z0-9\-]{10,}"  # Slack
+    r"|AKIA[0-9A-Z]{16}"  # AWS access key id
+    r"|AIza[0-9A-Za-z_\-]{30,}"  # Google
+    r"|(?<=Bearer )[A-Za-z0-9._\-]{16,}"
+)
+# An absolute POSIX or Windows path: keep only its last component.
+_ABS_PATH = re.compile(
+    r"(?<![\w.:/\\-])(?:/(?:[^\s/'\"<>|:]+/)+|[A-Za-z]:\\(?:[^\s\\'\"<>|:]+\\)+)(?=[^\s/\\'\"<>|:]+)"
+)
+
+
+def _env_secrets() -> tuple[str, ...]:
+    values = {
+        value
+        for name, value in os.environ.items()
+        if name.upper().endswith(_SECRET_SUFFIXES) and len(value) >= _MIN_SECRET_LENGTH
+    }
+    # Longest first, so a secret containing another is replaced whole.
+    return tuple(sorted(values, key=len, reverse=True))
+
+
+@lru_cache(maxsize=8)
+def _secret_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not secrets:
+        return None
+    return re.compile("|".join(re.escape(s) for s in secrets))
+
+
+def redact(text: str) -> str:
+    """Replace known secrets and key-shaped strings in ``text`` by ``[REDACTED]``."""
+    pattern = _secret_pattern(_env_secrets())
+    if pattern is not None:
+        text = pattern.sub(REDACTED, text)
+    return _KEY_SHAPES.sub(REDACTED, text)
+
+
+def strip_paths(text: str) -> str:
+    """Reduce absolute file paths in ``text`` to their file name."""
+    return _ABS_PATH.sub("", text)
+
+
+def truncate_utf8(text: str, limit: int) -> str:
+    """The longest prefix of ``text`` whose UTF-8 encoding fits in ``limit`` bytes."""
+    if len(text) <= limit // 4:
+        return text  # even four-byte characters fit
+    encoded = text[:limit].encode()
+    if len(encoded) <= limit:
+        return text[:limit]
+    return encoded[:limit].decode(errors="ignore")
+
+
+def describe_error(error: object) -> str:
+    """``Type: message`` for an exception, the text itself for a message."""
+    if isinstance(error, BaseException):
+        from ._errors import RestoredToolError
+
+        if isinstance(error, RestoredToolError):
+            name, message = error.type_name, error.message
+        else:
+            name, message = type(error).__name__, str(error)
+        return f"{name}: {message}" if message else name
+    return str(error) if error is not None else "The tool call failed."
+
+
+def failure_message(error: object, limit: int = MAX_FAILURE_BYTES) -> str:
+    """What the model reads for a failed call: described, path-free, redacted, cut."""
+    text = redact(strip_paths(describe_error(error)))
+    cut = truncate_utf8(text, limit)
+    if len(cut) < len(text):
+        cut = truncate_utf8(text, limit - 3) + "..."
+    return cut

@@ -1,0 +1,289 @@
+"""Turns to JSON and back; what is never persisted is decided here, once.
+
+Never persisted (``NEVER_PERSISTED``): a result's ``exception`` object (``outcome``
+survives, so ``is_exception`` stays true, and ``error`` comes back as a
+:class:`~chatlas_like.RestoredToolError` with the type name and message), pending
+``message_expansion`` requests (so a restored chat cannot insert the same material
+twice), and values orjson cannot encode (a result's ``value`` when it is not plain
+data, and ``extra``, dropped with one warning). What the model read of each result is
+kept exactly, so a restored chat sends the same next request, byte for byte.
+"""
+
+from __future__ import annotations
+
+import base64
+import warnings
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any
+
+import orjson
+
+from ._content import (
+    Content,
+    ContentDocument,
+    ContentImageInline,
+    ContentImageRemote,
+    ContentJson,
+    ContentPDF,
+    ContentServerToolRequest,
+    ContentServerToolResult,
+    ContentText,
+    ContentThinking,
+    ContentToolRequest,
+    ContentUnknown,
+)
+from ._errors import PersistenceError, RestoredToolError
+from ._tool_result import ContentToolResult
+from ._turn import TokenUsage, Turn, make_turn
+
+__all__ = [
+    "NEVER_PERSISTED",
+    "TURNS_FORMAT",
+    "TURNS_VERSION",
+    "from_json",
+    "to_json",
+    "turns_from_data",
+    "turns_to_data",
+]
+
+TURNS_FORMAT = "chatlas_like.turns"
+TURNS_VERSION = 1
+NEVER_PERSISTED = frozenset({"exception", "message_expansion", "_model_value"})
+
+_SIMPLE: dict[str, type[Content]] = {
+    cls.content_type: cls
+    for cls in (
+        ContentText,
+        ContentJson,
+        ContentImageInline,
+        ContentImageRemote,
+        ContentThinking,
+        ContentToolRequest,
+        ContentServerToolRequest,
+        ContentServerToolResult,
+        ContentUnknown,
+    )
+}
+_BINARY: dict[str, type[Content]] = {ContentPDF.content_type: ContentPDF, ContentDocument.content_type: ContentDocument}
+
+
+class _Warnings:
+    """Collects what was dropped, to warn once per save."""
+
+    def __init__(self) -> None:
+        self.dropped: set[str] = set()
+
+
+def to_json(turns: Sequence[Turn]) -> str:
+    """The turns as a versioned JSON document (see the module docstring)."""
+    return orjson.dumps(turns_to_data(turns)).decode()
+
+
+def from_json(text: str | bytes) -> list[Turn]:
+    """Turns from :func:`to_json`'s output; a clear :class:`PersistenceError` otherwise."""
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError as e:
+        raise PersistenceError(f"not a JSON document: {e}") from None
+    return turns_from_data(data)
+
+
+def turns_to_data(turns: Sequence[Turn]) -> dict[str, Any]:
+    """The turns as plain data (JSON-ready)."""
+    notes = _Warnings()
+    data = {
+        "format": TURNS_FORMAT,
+        "version": TURNS_VERSION,
+        "turns": [_turn_data(t, notes) for t in turns],
+    }
+    if notes.dropped:
+        warnings.warn(
+            "Not saved (orjson cannot encode them): " + "; ".join(sorted(notes.dropped)),
+            UserWarning,
+            stacklevel=3,
+        )
+    return data
+
+
+def turns_from_data(data: Any) -> list[Turn]:
+    """Turns from :func:`turns_to_data`'s output."""
+    if not isinstance(data, dict) or data.get("format") != TURNS_FORMAT:  # pyright: ignore[reportUnknownMemberType]
+        raise PersistenceError(f"not a {TURNS_FORMAT} document")
+    version = data.get("version")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if not isinstance(version, int) or version > TURNS_VERSION:
+        raise PersistenceError(
+            f"this document has format version {version}; this chatlas_like reads up to "
+            f"version {TURNS_VERSION}: upgrade chatlas_like to load it"
+        )
+    try:
+        return [_turn_from(t) for t in data["turns"]]  # pyright: ignore[reportUnknownVariableType]
+    except (KeyError, TypeError, ValueError) as e:
+        raise PersistenceError(f"a turn could not be read: {type(e).__name__}: {e}") from None
+
+
+# -- turns ------------------------------------------------------------------------------------
+
+
+def _turn_data(turn: Turn, notes: _Warnings) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "role": turn.role,
+        "contents": [content_to_data(c, notes) for c in turn.contents],
+    }
+    if turn.tokens is not None:
+        data["tokens"] = list(turn.tokens)
+    if turn.finish_reason is not None:
+        data["finish_reason"] = turn.finish_reason
+    if turn.completion:
+        data["completion"] = turn.completion
+    return data
+
+
+def _turn_from(data: dict[str, Any]) -> Turn:
+    tokens = data.get("tokens")
+    return make_turn(
+        data["role"],
+        [content_from_data(c) for c in data["contents"]],
+        tokens=TokenUsage(*tokens) if tokens is not None else None,
+        finish_reason=data.get("finish_reason"),
+        completion=data.get("completion"),
+    )
+
+
+# -- content ----------------------------------------------------------------------------------
+
+
+def content_to_data(content: Content, notes: _Warnings | None = None) -> dict[str, Any]:
+    """One content object as plain data."""
+    notes = notes or _Warnings()
+    if isinstance(content, ContentToolResult):
+        return _result_data(content, notes)
+    data: dict[str, Any] = {"type": content.content_type}
+    for f in fields(content):
+        value = getattr(content, f.name)
+        if isinstance(value, bytes):
+            value = base64.b64encode(value).decode()
+        data[f.name] = value
+    return data
+
+
+def content_from_data(data: dict[str, Any]) -> Content:
+    """One content object from :func:`content_to_data`'s output."""
+    kind = data["type"]
+    values = {k: v for k, v in data.items() if k != "type"}
+    if kind == ContentToolResult.content_type:
+        return _result_from(values)
+    if kind in _BINARY:
+        if values.get("data") is not None:
+            values["data"] = base64.b64decode(values["data"])
+        return _BINARY[kind](**values)
+    if kind in _SIMPLE:
+        return _SIMPLE[kind](**values)
+    return ContentUnknown(dict(data))
+
+
+def _result_data(result: ContentToolResult, notes: _Warnings) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "type": result.content_type,
+        "outcome": result.outcome,
+        "model_format": result.model_format,
+        "model_value": _model_value_data(result.get_model_value(), notes),
+    }
+    if result.request is not None:
+        data["request"] = content_to_data(result.request, notes)
+    if result.error is not None:
+        data["error"] = _error_data(result.error)
+    value = result.value
+    if value is not None and not isinstance(value, str) and _encodable(value):
+        data["value"] = value
+    _maybe(data, "extra", result.extra, notes, f"`extra` of a result of type {type(result.extra).__name__}")
+    if result.options:
+        data["options"] = dict(result.options)
+    if result.original_length is not None:
+        data["original_length"] = result.original_length
+        data["stored_length"] = result.stored_length
+    if result.is_truncated:
+        data["is_truncated"] = True
+    return data
+
+
+def _result_from(data: dict[str, Any]) -> ContentToolResult:
+    request = data.get("request")
+    model_value = _model_value_from(data.get("model_value"))
+    error = data.get("error")
+    result = ContentToolResult(
+        value=data["value"] if "value" in data else model_value,
+        model_format=data.get("model_format", "auto"),
+        error=_error_from(error) if error is not None else None,
+        extra=data.get("extra"),
+        request=content_from_data(request) if request is not None else None,  # pyright: ignore[reportArgumentType]
+        options=data.get("options"),
+        outcome=data.get("outcome", "success"),
+        original_length=data.get("original_length"),
+        stored_length=data.get("stored_length"),
+        is_truncated=bool(data.get("is_truncated", False)),
+    )
+    return result.with_model_value(model_value)
+
+
+def _error_data(error: BaseException | str) -> Any:
+    if isinstance(error, str):
+        return error
+    if isinstance(error, RestoredToolError):
+        return {"type": error.type_name, "message": error.message}
+    return {"type": type(error).__name__, "message": str(error)}
+
+
+def _error_from(data: Any) -> BaseException | str:
+    if isinstance(data, str):
+        return data
+    return RestoredToolError(str(data["type"]), str(data["message"]))
+
+
+def _model_value_data(value: Any, notes: _Warnings) -> Any:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return {"items": [_item_data(item, notes) for item in items]}
+    return {"items": [_item_data(value, notes)]}
+
+
+def _item_data(item: Any, notes: _Warnings) -> Any:
+    if isinstance(item, Content):
+        return content_to_data(item, notes)
+    if isinstance(item, (str, dict)):
+        return {"type": "raw", "value": item}
+    return {"type": "raw", "value": orjson.loads(orjson.dumps(item, default=str))}
+
+
+def _model_value_from(data: Any) -> Any:
+    if isinstance(data, str) or data is None:
+        return data
+    return [_item_from(item) for item in data["items"]]
+
+
+def _item_from(item: dict[str, Any]) -> Any:
+    if item.get("type") == "raw":
+        return item["value"]
+    return content_from_data(item)
+
+
+def _encodable(value: Any) -> bool:
+    try:
+        orjson.dumps(value)
+    except (orjson.JSONEncodeError, TypeError):
+        return False
+    return True
+
+
+def _maybe(
+    data: dict[str, Any], key: str, value: Any, notes: _Warnings, what: str
+) -> None:
+    if value is None:
+        return
+    if _encodable(value):
+        data[key] = value
+    else:
+        notes.dropped.add(what)
+

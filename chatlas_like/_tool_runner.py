@@ -1,0 +1,298 @@
+"""The tool runner: one turn's tool requests in, one result per request out, in call order.
+
+It is async inside. ``drive_async()`` awaits it on the caller's loop; ``drive()`` runs
+it on the private background loop. In both, async tools run as tasks and sync tools in
+the chat's :class:`~chatlas_like._workers.WorkerPool`, never on the caller's loop.
+
+A request goes through, in call order and before any tool of the turn starts:
+lookup (unknown tool: refused), argument validation (refused), the review hook
+(``Deny``: denied) and ``on_tool_request`` (``ToolRejectError``: refused; any other
+exception: error naming the callback). Then the accepted calls run at once, up to
+``max_concurrency``; a ``sequential`` tool waits for the running ones and runs alone.
+``on_tool_result`` sees every result, in call order.
+
+Cancellation (task cancelled, Ctrl-C in ``chat()``) returns what there is: finished
+results kept, running calls answered ``error`` (interrupted while running), calls not
+started answered ``refused``; the exception comes back in ``ToolsDone.interrupt`` for
+the loop to raise once the history is repaired.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from ._callbacks import Allow, CallbackList, Deny, call_maybe_async, callback_name
+from ._content import ContentToolRequest
+from ._errors import ToolRejectError
+from ._redact import describe_error
+from ._tool_result import ContentToolResult, failed, refused
+from ._tools import ArgumentError, Tool, ToolBuiltIn
+from ._workers import WorkerPool
+
+__all__ = ["ToolContext", "ToolsDone", "run_tools"]
+
+INTERRUPTED_RUNNING = "The call was interrupted while running; it may have partly run."
+INTERRUPTED_PENDING = "The call was not started: the chat was interrupted."
+
+
+@dataclass(slots=True)
+class ToolsDone:
+    """What the runner hands back: results in call order, and an exception to re-raise."""
+
+    results: list[ContentToolResult]
+    interrupt: BaseException | None = None
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What the runner needs from the chat for one batch."""
+
+    tools: Mapping[str, Tool | ToolBuiltIn]
+    pool: WorkerPool
+    on_request: CallbackList[ContentToolRequest] = field(default_factory=lambda: CallbackList())
+    on_result: CallbackList[ContentToolResult] = field(default_factory=lambda: CallbackList())
+    review: Callable[[ContentToolRequest], Any] | None = None
+    max_concurrency: int = 8
+    timeout: float | None = None
+
+
+@dataclass(slots=True)
+class _Slot:
+    request: ContentToolRequest
+    tool: Tool | None = None
+    kwargs: dict[str, Any] | None = None
+    result: ContentToolResult | None = None
+    state: Literal["pending", "running", "done"] = "pending"
+    task: asyncio.Task[ContentToolResult] | None = None
+
+
+@dataclass(slots=True)
+class _Raised:
+    error: BaseException
+
+
+async def run_tools(requests: list[ContentToolRequest], ctx: ToolContext) -> ToolsDone:
+    """Run one turn's tool requests; see the module docstring."""
+    slots = [_Slot(request) for request in requests]
+    fatal: list[BaseException] = []
+    try:
+        for slot in slots:
+            await _prepare(slot, ctx)
+        await _start_all(slots, ctx, fatal)
+        for slot in slots:
+            if slot.task is not None:
+                slot.result = await slot.task
+            if fatal and slot.result is None:
+                slot.result = refused(slot.request, INTERRUPTED_PENDING)
+            slot.result = await _observe(_require(slot.result), ctx)
+    except asyncio.CancelledError as cancelled:
+        return ToolsDone(_salvage(slots), interrupt=cancelled)
+    return ToolsDone([_require(slot.result) for slot in slots], fatal[0] if fatal else None)
+
+
+def _require(result: ContentToolResult | None) -> ContentToolResult:
+    assert result is not None, "every slot has a result by now"
+    return result
+
+
+# -- before anything runs ----------------------------------------------------------------
+
+
+async def _prepare(slot: _Slot, ctx: ToolContext) -> None:
+    request = slot.request
+    tool = ctx.tools.get(request.name)
+    if request.parse_error is not None:
+        slot.result = refused(request, request.parse_error)
+    elif tool is None:
+        slot.result = refused(request, _unknown_tool(request.name, ctx.tools))
+    elif isinstance(tool, ToolBuiltIn):
+        slot.result = refused(
+            request, f"`{request.name}` is run by the provider and cannot be called here."
+        )
+    else:
+        slot.tool = tool
+        slot.result = _validate(slot, tool, request.arguments)
+        if slot.result is None:
+            slot.result = await _review(slot, tool, ctx)
+        if slot.result is None:
+            slot.result = await _announce(request, ctx)
+
+
+def _unknown_tool(name: str, tools: Mapping[str, Tool | ToolBuiltIn]) -> str:
+    available = ", ".join(sorted(n for n, t in tools.items() if isinstance(t, Tool)))
+    return f"Unknown tool `{name}`. Available tools: {available or 'none'}."
+
+
+def _validate(slot: _Slot, tool: Tool, arguments: Any) -> ContentToolResult | None:
+    try:
+        slot.kwargs = tool.validate_arguments(arguments)
+    except ArgumentError as e:
+        return refused(slot.request, f"Invalid arguments for `{tool.name}`: {e}")
+    return None
+
+
+async def _review(slot: _Slot, tool: Tool, ctx: ToolContext) -> ContentToolResult | None:
+    if ctx.review is None:
+        return None
+    try:
+        decision = await call_maybe_async(ctx.review, slot.request)
+    except ToolRejectError as e:
+        return refused(slot.request, e.reason)
+    except Exception as e:
+        return _callback_failed(slot.request, "on_tool_review", ctx.review, e)
+    if isinstance(decision, Deny):
+        return ContentToolResult(value=decision.reason, outcome="denied", request=slot.request)
+    if isinstance(decision, Allow):
+        if decision.arguments is not None:
+            return _validate(slot, tool, dict(decision.arguments))
+        return None
+    return failed(
+        slot.request,
+        f"on_tool_review callback `{callback_name(ctx.review)}` returned "
+        f"{type(decision).__name__}, not Allow or Deny.",
+    )
+
+
+async def _announce(request: ContentToolRequest, ctx: ToolContext) -> ContentToolResult | None:
+    for callback in ctx.on_request:
+        try:
+            await call_maybe_async(callback, request)
+        except ToolRejectError as e:
+            return refused(request, e.reason)
+        except Exception as e:
+            return _callback_failed(request, "on_tool_request", callback, e)
+    return None
+
+
+def _callback_failed(
+    request: ContentToolRequest, kind: str, callback: Callable[..., Any], error: Exception
+) -> ContentToolResult:
+    return failed(
+        request, f"{kind} callback `{callback_name(callback)}` failed: {describe_error(error)}"
+    )
+
+
+# -- running -------------------------------------------------------------------------------
+
+
+async def _start_all(slots: list[_Slot], ctx: ToolContext, fatal: list[BaseException]) -> None:
+    semaphore = asyncio.Semaphore(ctx.max_concurrency)
+    started: list[asyncio.Task[ContentToolResult]] = []
+    for slot in slots:
+        if slot.result is not None or slot.tool is None:
+            continue
+        if fatal:
+            break
+        if slot.tool.sequential:
+            if started:
+                await asyncio.wait(started)
+            slot.task = asyncio.create_task(_run_one(slot, ctx, semaphore, fatal))
+            await asyncio.wait([slot.task])
+            started = []
+        else:
+            slot.task = asyncio.create_task(_run_one(slot, ctx, semaphore, fatal))
+            started.append(slot.task)
+
+
+async def _run_one(
+    slot: _Slot, ctx: ToolContext, semaphore: asyncio.Semaphore, fatal: list[BaseException]
+) -> ContentToolResult:
+    tool, kwargs = slot.tool, slot.kwargs
+    assert tool is not None and kwargs is not None
+    async with semaphore:
+        if fatal:
+            return refused(slot.request, INTERRUPTED_PENDING)
+        slot.state = "running"
+        timeout = tool.timeout if tool.timeout is not None else ctx.timeout
+        try:
+            outcome = await asyncio.wait_for(_invoke(tool, kwargs, ctx.pool), timeout)
+        except TimeoutError:
+            return failed(
+                slot.request,
+                f"`{tool.name}` timed out after {timeout:g} s; it was stopped waiting for.",
+            )
+        finally:
+            slot.state = "done"
+    return _to_result(slot.request, outcome, fatal)
+
+
+async def _invoke(tool: Tool, kwargs: dict[str, Any], pool: WorkerPool) -> Any:
+    if tool.is_async:
+        try:
+            return await _call_async(tool.func, kwargs)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as e:  # a tool's raise, Ctrl-C included, is data here
+            return _Raised(e)
+    return await asyncio.wrap_future(pool.submit(lambda: _call_sync(tool.func, kwargs)))
+
+
+async def _call_async(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    if inspect.isasyncgenfunction(func):
+        return [item async for item in func(**kwargs)]
+    return await func(**kwargs)
+
+
+def _call_sync(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    try:
+        value = func(**kwargs)
+        if inspect.isgenerator(value):
+            return list(value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        if inspect.isawaitable(value):
+            return _Raised(TypeError("a sync tool returned an awaitable; declare it `async def`"))
+        return value
+    except BaseException as e:  # runs in a worker thread: hand everything back as data
+        return _Raised(e)
+
+
+def _to_result(
+    request: ContentToolRequest, outcome: Any, fatal: list[BaseException]
+) -> ContentToolResult:
+    if isinstance(outcome, _Raised):
+        error = outcome.error
+        if isinstance(error, ToolRejectError):
+            return refused(request, error.reason)
+        if not isinstance(error, Exception):
+            fatal.append(error)
+            return failed(request, f"The call was interrupted: the tool raised {type(error).__name__}.")
+        return ContentToolResult(error=error, outcome="exception", exception=error, request=request)
+    if isinstance(outcome, ContentToolResult):
+        return outcome if outcome.request is request else replace(outcome, request=request)
+    return ContentToolResult(value=outcome, request=request)
+
+
+async def _observe(result: ContentToolResult, ctx: ToolContext) -> ContentToolResult:
+    for callback in ctx.on_result:
+        try:
+            await call_maybe_async(callback, result)
+        except Exception as e:
+            assert result.request is not None
+            return replace(
+                failed(result.request, ""),
+                error=f"on_tool_result callback `{callback_name(callback)}` failed: "
+                f"{describe_error(e)}",
+                value=result.value,
+                extra=result.extra,
+            )
+    return result
+
+
+def _salvage(slots: list[_Slot]) -> list[ContentToolResult]:
+    results: list[ContentToolResult] = []
+    for slot in slots:
+        task = slot.task
+        if slot.result is not None and (task is None or task.done()):
+            results.append(slot.result)
+        elif task is not None and task.done() and not task.cancelled():
+            results.append(task.result())
+        elif slot.state == "running":
+            results.append(failed(slot.request, INTERRUPTED_RUNNING))
+        else:
+            results.append(refused(slot.request, INTERRUPTED_PENDING))
+        if task is not None and not task.done():
+            task.cancel()
+    return results

@@ -1,0 +1,347 @@
+"""ChatAnthropic: the Anthropic provider, and the only module that imports the SDK.
+
+The SDK is imported on the first request, not with the package. Requests go through the
+SDK's client (authentication, headers, connection pool, timeouts, status errors); its
+own retries are off (``max_retries=0``) because the chat retries in one place (see
+:mod:`chatlas_like._retry`). The response body is read as raw server-sent events and
+decoded here, so streamed and non-streamed answers feed the same accumulator. SDK and
+transport errors become :mod:`chatlas_like._errors` exceptions in ``translate_error``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import orjson
+
+from .._errors import (
+    AuthenticationError,
+    BadRequestError,
+    NotFoundError,
+    OverloadedError,
+    PermissionDeniedError,
+    ProviderConnectionError,
+    ProviderError,
+    RateLimitError,
+    RequestTooLargeError,
+    ServerError,
+)
+from .._turn import Turn
+from ._anthropic_wire import (
+    AnthropicAccumulator,
+    SSEDecoder,
+    build_request,
+    message_events,
+    parse_sse,
+)
+from ._base import ModelInfo, RequestSpec
+
+if TYPE_CHECKING:
+    from .._chat import Chat
+
+__all__ = ["AnthropicProvider", "ChatAnthropic", "translate_error"]
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+CacheTTL = Literal["5m", "1h", "none"]
+
+_STATUS_ERRORS: dict[int, type[ProviderError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    413: RequestTooLargeError,
+    429: RateLimitError,
+    529: OverloadedError,
+}
+
+
+class AnthropicProvider:
+    """Anthropic's Messages API through the official SDK.
+
+    Parameters
+    ----------
+    model
+        The model id, e.g. ``"claude-haiku-4-5"``.
+    max_tokens
+        The most tokens one answer may use.
+    api_key
+        The API key; ``ANTHROPIC_API_KEY`` when None.
+    base_url
+        Another endpoint (a proxy, the loopback test server); ``ANTHROPIC_BASE_URL``
+        or Anthropic's when None.
+    cache
+        Prompt caching of the system prompt and conversation: ``"5m"``, ``"1h"`` or
+        ``"none"``.
+    client_kwargs
+        Extra arguments for the SDK client (``timeout``, ``default_headers``...).
+    """
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        max_tokens: int = 4096,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        cache: CacheTTL = "5m",
+        client_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        if cache not in ("5m", "1h", "none"):
+            raise ValueError(f"cache must be '5m', '1h' or 'none', got {cache!r}")
+        self.model = model
+        self.max_tokens = max_tokens
+        self.base_url = base_url
+        self.cache: CacheTTL = cache
+        self._api_key = api_key
+        self._client_kwargs = dict(client_kwargs or {})
+        self._client: Any = None
+        self._async_client: Any = None
+
+    def __repr__(self) -> str:
+        return f"AnthropicProvider(model={self.model!r})"
+
+    # -- pure ------------------------------------------------------------------------------
+
+    def build_request(self, turns: Sequence[Turn], spec: RequestSpec) -> dict[str, Any]:
+        return build_request(
+            turns, spec, model=self.model, max_tokens=self.max_tokens, cache=self.cache
+        )
+
+    def accumulator(self) -> AnthropicAccumulator:
+        return AnthropicAccumulator()
+
+    # -- send ------------------------------------------------------------------------------
+
+    def open(self, body: dict[str, Any]) -> _Events:
+        client = self._sync_client()
+        try:
+            manager = client.messages.with_streaming_response.create(**body)
+            response = manager.__enter__()
+        except Exception as e:
+            raise translate_error(e) from e
+        if body.get("stream"):
+            source: Iterator[dict[str, Any]] = parse_sse(response.iter_lines())
+        else:
+            source = _replayed(response.read)
+        return _Events(source, lambda: manager.__exit__(None, None, None))
+
+    async def open_async(self, body: dict[str, Any]) -> _AsyncEvents:
+        client = self._async_client_()
+        try:
+            manager = client.messages.with_streaming_response.create(**body)
+            response = await manager.__aenter__()
+        except Exception as e:
+            raise translate_error(e) from e
+
+        async def close() -> None:
+            await manager.__aexit__(None, None, None)
+
+        if body.get("stream"):
+            return _AsyncEvents(_parse_sse_async(response.iter_lines()), close)
+        return _AsyncEvents(_replayed_async(response.read), close)
+
+    def list_models(self) -> list[ModelInfo]:
+        """The models the API offers, newest first."""
+        try:
+            page = self._sync_client().models.list(limit=1000)
+            models = [ModelInfo(m.id, m.display_name, str(m.created_at)) for m in page.data]
+        except Exception as e:
+            raise translate_error(e) from e
+        return models
+
+    def _sync_client(self) -> Any:
+        if self._client is None:
+            import anthropic
+
+            self._client = anthropic.Anthropic(**self._client_args())
+        return self._client
+
+    def _async_client_(self) -> Any:
+        if self._async_client is None:
+            import anthropic
+
+            self._async_client = anthropic.AsyncAnthropic(**self._client_args())
+        return self._async_client
+
+    def _client_args(self) -> dict[str, Any]:
+        api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+            raise AuthenticationError(
+                "No Anthropic API key: pass api_key= to ChatAnthropic or set ANTHROPIC_API_KEY."
+            )
+        args: dict[str, Any] = {"api_key": api_key, "max_retries": 0, **self._client_kwargs}
+        if self.base_url is not None:
+            args["base_url"] = self.base_url
+        return args
+
+
+class _Events:
+    """A response as events; errors while reading become provider errors."""
+
+    __slots__ = ("_close", "_source")
+
+    def __init__(self, source: Iterator[dict[str, Any]], close: Callable[[], Any]) -> None:
+        self._source = source
+        self._close = close
+
+    def __iter__(self) -> _Events:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        try:
+            return next(self._source)
+        except (StopIteration, ProviderError):
+            raise
+        except Exception as e:
+            raise translate_error(e) from e
+
+    def close(self) -> None:
+        try:
+            self._close()
+        except Exception:
+            pass  # the connection is being dropped anyway
+
+
+class _AsyncEvents:
+    __slots__ = ("_close", "_source")
+
+    def __init__(self, source: AsyncIterator[dict[str, Any]], close: Callable[[], Any]) -> None:
+        self._source = source
+        self._close = close
+
+    def __aiter__(self) -> _AsyncEvents:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        try:
+            return await anext(self._source)
+        except (StopAsyncIteration, ProviderError):
+            raise
+        except Exception as e:
+            raise translate_error(e) from e
+
+    async def aclose(self) -> None:
+        try:
+            await self._close()
+        except Exception:
+            pass
+
+
+def _replayed(read: Callable[[], bytes]) -> Iterator[dict[str, Any]]:
+    yield from message_events(orjson.loads(read()))
+
+
+async def _replayed_async(read: Callable[[], Any]) -> AsyncIterator[dict[str, Any]]:
+    for event in message_events(orjson.loads(await read())):
+        yield event
+
+
+async def _parse_sse_async(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
+    decoder = SSEDecoder()
+    async for line in lines:
+        event = decoder.line(line)
+        if event is not None:
+            yield event
+    event = decoder.flush()
+    if event is not None:
+        yield event
+
+
+def translate_error(error: BaseException) -> ProviderError:
+    """An SDK or transport error as one of the library's provider errors."""
+    import anthropic
+
+    if isinstance(error, ProviderError):
+        return error
+    if isinstance(error, anthropic.APIStatusError):
+        status = error.status_code
+        error_type, message = _error_body(error.body, error.message)
+        cls = _STATUS_ERRORS.get(status) or (ServerError if status >= 500 else ProviderError)
+        return cls(
+            f"{status} {error_type}: {message}",
+            status_code=status,
+            retry_after=_retry_after(error.response.headers),
+            error_type=error_type,
+        )
+    if isinstance(error, anthropic.APITimeoutError):
+        return ProviderConnectionError("the request to Anthropic timed out")
+    if isinstance(error, anthropic.APIConnectionError):
+        return ProviderConnectionError(f"could not connect to Anthropic: {error.__cause__ or error}")
+    if isinstance(error, TypeError) and "authentication" in str(error):
+        return AuthenticationError(f"no usable credentials: {error}")
+    return ProviderConnectionError(f"the response could not be read: {type(error).__name__}: {error}")
+
+
+def _error_body(body: object, fallback: str) -> tuple[str, str]:
+    if isinstance(body, dict):
+        inner: Any = body.get("error", body)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(inner, dict):
+            details: dict[str, Any] = inner  # pyright: ignore[reportUnknownVariableType]
+            return str(details.get("type", "error")), str(details.get("message", fallback))
+    return "error", fallback
+
+
+def _retry_after(headers: Any) -> float | None:
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            return float(raw) * scale
+        except ValueError:
+            continue
+    return None
+
+
+def ChatAnthropic(
+    *,
+    system_prompt: str | None = None,
+    model: str | None = None,
+    max_tokens: int = 4096,
+    cache: CacheTTL = "5m",
+    api_key: str | None = None,
+    base_url: str | None = None,
+    kwargs: dict[str, Any] | None = None,
+    **options: Any,
+) -> Chat:
+    """Chat with an Anthropic Claude model.
+
+    Parameters
+    ----------
+    system_prompt
+        The system prompt.
+    model
+        The model, e.g. ``"claude-haiku-4-5"``; ``"claude-sonnet-4-5"`` by default.
+    max_tokens
+        The most tokens one answer may use.
+    cache
+        Prompt caching: ``"5m"`` (default), ``"1h"`` or ``"none"``.
+    api_key
+        The API key; ``ANTHROPIC_API_KEY`` when None. Never saved with a chat.
+    base_url
+        Another endpoint, e.g. the loopback server of :mod:`chatlas_like.testing`.
+    kwargs
+        Extra arguments for the SDK client (``timeout``, ``default_headers``...).
+    **options
+        Chat options (see :class:`~chatlas_like.ChatOptions`), e.g. ``max_tool_rounds``.
+
+    Returns
+    -------
+    Chat
+        A chat talking to the model.
+    """
+    from .._chat import Chat
+
+    provider = AnthropicProvider(
+        model=model or DEFAULT_MODEL,
+        max_tokens=max_tokens,
+        api_key=api_key,
+        base_url=base_url,
+        cache=cache,
+        client_kwargs=kwargs,
+    )
+    return Chat(provider, system_prompt=system_prompt, **options)

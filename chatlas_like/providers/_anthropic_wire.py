@@ -1,0 +1,462 @@
+"""Anthropic's Messages API, translated both ways with no SDK and no I/O.
+
+``build_request``: turns to a request body. Consecutive turns of one role become one
+message (tool results first, as the API requires); blank text blocks are dropped (the
+API rejects them); blocks kept as received (thinking, server tools, unknown types) go
+back unchanged; each turn's message is cached on the turn, so a long conversation is
+not re-translated on every call.
+
+``AnthropicAccumulator``: stream events to an assistant turn. A non-streamed response
+is replayed as the same events (``message_events``), so both kinds of response take
+one path.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import orjson
+
+from .._content import (
+    Content,
+    ContentDocument,
+    ContentImageInline,
+    ContentImageRemote,
+    ContentJson,
+    ContentPDF,
+    ContentServerToolRequest,
+    ContentServerToolResult,
+    ContentText,
+    ContentThinking,
+    ContentToolRequest,
+    ContentUnknown,
+)
+from .._errors import ProviderError, StreamInterruptedError
+from .._tool_result import ContentToolResult
+from .._tools import Tool, ToolBuiltIn
+from .._turn import AssistantTurn, FinishReason, TokenUsage, Turn
+from ._base import RequestSpec
+
+__all__ = [
+    "AnthropicAccumulator",
+    "SSEDecoder",
+    "build_request",
+    "content_block",
+    "message_events",
+    "parse_sse",
+    "tool_definition",
+]
+
+_CACHE_TTLS = ("5m", "1h")
+_FINISH_REASONS: dict[str, FinishReason] = {
+    "end_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "tool_use": "tool_use",
+    "pause_turn": "pause_turn",
+    "refusal": "refusal",
+}
+
+# -- request ---------------------------------------------------------------------------------
+
+
+def build_request(
+    turns: Sequence[Turn], spec: RequestSpec, *, model: str, max_tokens: int, cache: str
+) -> dict[str, Any]:
+    """The body of a ``POST /v1/messages`` for ``turns``."""
+    messages = _messages(turns)
+    cache_control = {"type": "ephemeral", "ttl": cache} if cache in _CACHE_TTLS else None
+    if cache_control is not None and messages and messages[-1]["role"] == "user":
+        messages[-1] = _with_cache_control(messages[-1], cache_control)
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
+    system = spec.system_prompt
+    if system:
+        block: dict[str, Any] = {"type": "text", "text": system}
+        if cache_control is not None:
+            block["cache_control"] = cache_control
+        body["system"] = [block]
+    if spec.tools:
+        body["tools"] = [tool_definition(t) for t in spec.tools]
+    body["stream"] = spec.stream
+    body.update(spec.params)
+    body.update(spec.kwargs)
+    return body
+
+
+def tool_definition(tool: Tool | ToolBuiltIn) -> dict[str, Any]:
+    """A tool as the API declares it."""
+    if isinstance(tool, ToolBuiltIn):
+        return tool.definition
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+
+
+def _messages(turns: Sequence[Turn]) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    for turn in turns:
+        if turn.role == "system":
+            continue
+        message = _turn_message(turn)
+        if not message["content"]:
+            continue
+        if messages and messages[-1]["role"] == message["role"]:
+            merged = [*messages[-1]["content"], *message["content"]]
+            if message["role"] == "user":
+                merged = _tool_results_first(merged)
+            messages[-1] = {"role": message["role"], "content": merged}
+        else:
+            messages.append(message)
+    return messages
+
+
+def _turn_message(turn: Turn) -> dict[str, Any]:
+    cached = turn._wire  # a turn is a value: its translation never changes
+    if cached is not None:
+        return cached
+    blocks = [b for b in (content_block(c) for c in turn.contents) if b is not None]
+    if turn.role == "user":
+        blocks = _tool_results_first(blocks)
+    message = {"role": turn.role, "content": blocks}
+    turn._wire = message
+    return message
+
+
+def _tool_results_first(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    results = [b for b in blocks if b.get("type") == "tool_result"]
+    if not results or len(results) == len(blocks):
+        return blocks
+    return results + [b for b in blocks if b.get("type") != "tool_result"]
+
+
+def _with_cache_control(message: dict[str, Any], cache_control: dict[str, Any]) -> dict[str, Any]:
+    blocks = list(message["content"])
+    last = blocks[-1]
+    if "cache_control" in last or last.get("type") in ("thinking", "redacted_thinking"):
+        return message
+    blocks[-1] = {**last, "cache_control": cache_control}
+    return {"role": message["role"], "content": blocks}
+
+
+def content_block(content: Content) -> dict[str, Any] | None:
+    """One content object as an API block; None for content the API cannot take."""
+    kind = type(content)
+    if kind is ContentText:
+        assert isinstance(content, ContentText)
+        if not content.text.strip():
+            return None
+        block: dict[str, Any] = {"type": "text", "text": content.text}
+        if content.extra:
+            block.update(content.extra)
+        return block
+    if kind is ContentToolResult:
+        assert isinstance(content, ContentToolResult)
+        return _tool_result_block(content)
+    if kind is ContentToolRequest:
+        assert isinstance(content, ContentToolRequest)
+        arguments = content.arguments if isinstance(content.arguments, dict) else {}
+        return {"type": "tool_use", "id": content.id, "name": content.name, "input": arguments}
+    if isinstance(content, (ContentServerToolRequest, ContentServerToolResult, ContentUnknown)):
+        return content.block
+    if isinstance(content, ContentThinking):
+        if content.extra:
+            return content.extra
+        return None  # thinking without a signature cannot be sent back
+    return _media_block(content)
+
+
+def _media_block(content: Content) -> dict[str, Any] | None:
+    if isinstance(content, ContentImageInline):
+        return {
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": content.image_content_type,
+                "data": content.data,
+            },
+        }
+    if isinstance(content, ContentImageRemote):
+        return {"type": "image", "source": {"type": "url", "url": content.url}}
+    if isinstance(content, ContentPDF):
+        if content.data is not None:
+            source = {
+                "type": "base64",
+                "media_type": "application/pdf",
+                "data": base64.b64encode(content.data).decode(),
+            }
+        else:
+            source = {"type": "url", "url": content.url}
+        return {"type": "document", "source": source}
+    if isinstance(content, ContentDocument):
+        return _document_block(content)
+    if isinstance(content, ContentJson):
+        return {"type": "text", "text": orjson.dumps(content.value).decode()}
+    return {"type": "text", "text": str(content)} if str(content).strip() else None
+
+
+def _document_block(content: ContentDocument) -> dict[str, Any]:
+    if content.data is not None:
+        source: dict[str, Any] = {
+            "type": "text",
+            "media_type": "text/plain",
+            "data": content.data.decode(errors="replace"),
+        }
+    else:
+        source = {"type": "url", "url": content.url}
+    return {"type": "document", "title": content.filename, "source": source}
+
+
+def _tool_result_block(result: ContentToolResult) -> dict[str, Any]:
+    assert result.request is not None, "a result in the history answers a request"
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.request.id}
+    value = result.get_model_value()
+    if isinstance(value, str):
+        if value:
+            block["content"] = value
+    else:
+        items: list[Any] = value if isinstance(value, list) else [value]  # pyright: ignore[reportUnknownVariableType]
+        inner = [_result_item(item) for item in items]
+        block["content"] = [b for b in inner if b is not None]
+    if result.is_error:
+        block["is_error"] = True
+    if result.options:
+        block.update(result.options)
+    return block
+
+
+def _result_item(item: Any) -> dict[str, Any] | None:
+    if isinstance(item, str):
+        return {"type": "text", "text": item} if item else None
+    if isinstance(item, Content):
+        return content_block(item)
+    if isinstance(item, dict):
+        return item  # pyright: ignore[reportUnknownVariableType]
+    text = orjson.dumps(item, default=str).decode()
+    return {"type": "text", "text": text}
+
+
+# -- response --------------------------------------------------------------------------------
+
+
+class _Block:
+    __slots__ = ("citations", "content", "parts", "start", "stopped")
+
+    def __init__(self, start: dict[str, Any]) -> None:
+        self.start = start
+        self.parts: list[str] = []
+        self.citations: list[Any] = []
+        self.stopped = False
+        self.content: Content | None = None  # built once, when the block stops
+
+
+class AnthropicAccumulator:
+    """Builds an assistant turn from Messages API stream events."""
+
+    __slots__ = ("_blocks", "_message", "_stop_reason", "_usage", "complete")
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, _Block] = {}
+        self._message: dict[str, Any] = {}
+        self._usage: dict[str, Any] = {}
+        self._stop_reason: str | None = None
+        self.complete = False
+
+    def feed(self, event: dict[str, Any]) -> str | Content | None:
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            delta = event["delta"]
+            block = self._blocks[event["index"]]
+            delta_type = delta.get("type")
+            if delta_type == "text_delta":
+                text: str = delta["text"]
+                block.parts.append(text)
+                return text
+            if delta_type == "input_json_delta":
+                block.parts.append(delta.get("partial_json", ""))
+            elif delta_type == "thinking_delta":
+                block.parts.append(delta.get("thinking", ""))
+            elif delta_type == "signature_delta":
+                block.start = {**block.start, "signature": delta.get("signature", "")}
+            elif delta_type == "citations_delta":
+                block.citations.append(delta.get("citation"))
+            return None
+        if kind == "content_block_start":
+            self._blocks[event["index"]] = _Block(dict(event["content_block"]))
+            return None
+        if kind == "content_block_stop":
+            block = self._blocks[event["index"]]
+            block.stopped = True
+            block.content = _finish_block(block)
+            return None if type(block.content) is ContentText else block.content
+        if kind == "message_start":
+            self._message = dict(event.get("message") or {})
+            self._usage = dict(self._message.get("usage") or {})
+        elif kind == "message_delta":
+            self._stop_reason = (event.get("delta") or {}).get("stop_reason") or self._stop_reason
+            usage = event.get("usage") or {}
+            self._usage.update({k: v for k, v in usage.items() if v is not None})
+        elif kind == "message_stop":
+            self.complete = True
+        elif kind == "error":
+            raise _stream_error(event)
+        return None
+
+    def turn(self) -> AssistantTurn:
+        return self._build(_FINISH_REASONS.get(self._stop_reason or "", "end_turn"))
+
+    def partial_turn(self) -> AssistantTurn | None:
+        if not self._blocks:
+            return None
+        return self._build("incomplete")
+
+    def _build(self, finish_reason: FinishReason) -> AssistantTurn:
+        blocks = [self._blocks[i] for i in sorted(self._blocks)]
+        contents = [b.content if b.content is not None else _finish_block(b) for b in blocks]
+        usage = self._usage
+        tokens = TokenUsage(
+            input=int(usage.get("input_tokens") or 0),
+            output=int(usage.get("output_tokens") or 0),
+            cache_read=int(usage.get("cache_read_input_tokens") or 0),
+            cache_creation=int(usage.get("cache_creation_input_tokens") or 0),
+        )
+        completion = {k: self._message[k] for k in ("id", "model") if k in self._message}
+        return AssistantTurn(
+            contents, tokens=tokens, finish_reason=finish_reason, completion=completion or None
+        )
+
+
+def _finish_block(block: _Block) -> Content:
+    start = block.start
+    kind = start.get("type")
+    if kind == "text":
+        text = "".join(block.parts) if block.parts else start.get("text", "")
+        citations = [*(start.get("citations") or []), *block.citations]
+        return ContentText(text, {"citations": citations} if citations else None)
+    if kind == "tool_use":
+        arguments, error = _arguments(block, str(start.get("name", "")))
+        return ContentToolRequest(
+            id=str(start.get("id", "")),
+            name=str(start.get("name", "")),
+            arguments=arguments,
+            parse_error=error,
+        )
+    if kind == "server_tool_use":
+        arguments, _ = _arguments(block, str(start.get("name", "")))
+        return ContentServerToolRequest(
+            id=str(start.get("id", "")),
+            name=str(start.get("name", "")),
+            arguments=arguments,
+            block={**start, "input": arguments if isinstance(arguments, dict) else {}},
+        )
+    if kind == "thinking":
+        thinking = "".join(block.parts) if block.parts else start.get("thinking", "")
+        return ContentThinking(thinking, {**start, "thinking": thinking})
+    if kind == "redacted_thinking":
+        return ContentThinking("", dict(start))
+    if isinstance(kind, str) and kind.endswith("_tool_result") and "tool_use_id" in start:
+        return ContentServerToolResult(str(start["tool_use_id"]), dict(start))
+    return ContentUnknown(dict(start))
+
+
+def _arguments(block: _Block, name: str) -> tuple[Any, str | None]:
+    if not block.parts:
+        initial = block.start.get("input")
+        if block.stopped or initial:
+            return (initial if initial is not None else {}), None
+        return {}, f"The arguments of `{name}` were cut off; send the call again."
+    raw = "".join(block.parts)
+    if not block.stopped:
+        return {}, f"The arguments of `{name}` were cut off; send the call again."
+    if not raw.strip():
+        return {}, None
+    try:
+        return orjson.loads(raw), None
+    except orjson.JSONDecodeError:
+        shown = raw if len(raw) <= 200 else raw[:200] + "…"
+        return {}, f"The arguments of `{name}` are not valid JSON: {shown}"
+
+
+def _stream_error(event: dict[str, Any]) -> ProviderError:
+    from .._errors import OverloadedError, RateLimitError, ServerError
+
+    error = event.get("error") or {}
+    error_type = str(error.get("type", "api_error"))
+    message = str(error.get("message", "the provider reported an error mid-stream"))
+    cls: type[ProviderError] = ServerError
+    if error_type == "overloaded_error":
+        cls = OverloadedError
+    elif error_type == "rate_limit_error":
+        cls = RateLimitError
+    return cls(f"{error_type}: {message}", error_type=error_type)
+
+
+def message_events(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A non-streamed response replayed as the events a stream would have sent."""
+    head = {k: v for k, v in message.items() if k != "content"}
+    yield {"type": "message_start", "message": {**head, "content": []}}
+    for index, block in enumerate(message.get("content") or []):
+        yield {"type": "content_block_start", "index": index, "content_block": block}
+        if block.get("type") == "text" and block.get("text"):
+            yield {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "text_delta", "text": block["text"]},
+            }
+        yield {"type": "content_block_stop", "index": index}
+    yield {
+        "type": "message_delta",
+        "delta": {"stop_reason": message.get("stop_reason")},
+        "usage": message.get("usage") or {},
+    }
+    yield {"type": "message_stop"}
+
+
+class SSEDecoder:
+    """Server-sent events, one line at a time, to event dicts.
+
+    Malformed data raises :class:`StreamInterruptedError`, ending the stream.
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self) -> None:
+        self._data: list[str] = []
+
+    def line(self, line: str) -> dict[str, Any] | None:
+        """Take one line (without its end); an event when a blank line completes one."""
+        if line:
+            if line.startswith("data:"):
+                self._data.append(line[6:] if line.startswith("data: ") else line[5:])
+            return None
+        return self.flush()
+
+    def flush(self) -> dict[str, Any] | None:
+        """The pending event, if any (at a blank line or the end of the body)."""
+        if not self._data:
+            return None
+        data = self._data[0] if len(self._data) == 1 else "\n".join(self._data)
+        self._data = []
+        return _decode_event(data)
+
+
+def parse_sse(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
+    """Server-sent events to event dicts."""
+    decoder = SSEDecoder()
+    for line in lines:
+        event = decoder.line(line)
+        if event is not None:
+            yield event
+    event = decoder.flush()
+    if event is not None:
+        yield event
+
+
+def _decode_event(data: str) -> dict[str, Any]:
+    try:
+        event = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        shown = data if len(data) <= 120 else data[:120] + "…"
+        raise StreamInterruptedError(f"malformed event data from the provider ({e}): {shown}") from None
+    if not isinstance(event, dict):
+        raise StreamInterruptedError(f"malformed event from the provider: {data[:120]}")
+    return event  # pyright: ignore[reportUnknownVariableType]

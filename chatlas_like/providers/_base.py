@@ -1,0 +1,107 @@
+"""The provider protocol: pure translation, plus a thin send.
+
+A provider turns turns into a request body (``build_request``) and provider events into
+an assistant turn (``accumulator``), with no I/O, so both are tested on fixtures. Its
+send side is small: ``open`` / ``open_async`` post a body and return the response as
+an iterator of event dicts; a non-streamed response is replayed as the same events, so
+streaming and non-streaming answers go through one processing path. Provider errors
+are translated into :mod:`chatlas_like._errors` in one place per provider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from .._content import Content
+from .._tools import Tool, ToolBuiltIn
+from .._turn import AssistantTurn, Turn
+
+__all__ = [
+    "Accumulator",
+    "AsyncEventStream",
+    "EventStream",
+    "ModelInfo",
+    "Provider",
+    "RequestSpec",
+]
+
+
+@dataclass(slots=True)
+class RequestSpec:
+    """Everything a request needs besides the turns."""
+
+    system_prompt: str | None = None
+    tools: Sequence[Tool | ToolBuiltIn] = ()
+    stream: bool = True
+    params: dict[str, Any] = field(default_factory=lambda: {})
+    kwargs: dict[str, Any] = field(default_factory=lambda: {})
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """A model the provider offers."""
+
+    id: str
+    name: str | None = None
+    created_at: str | None = None
+    extra: dict[str, Any] = field(default_factory=lambda: {})
+
+
+class Accumulator(Protocol):
+    """Builds one assistant turn from provider events."""
+
+    complete: bool
+
+    def feed(self, event: dict[str, Any]) -> str | Content | None:
+        """Take one event; return a text delta, a finished content block, or None."""
+        ...
+
+    def turn(self) -> AssistantTurn:
+        """The finished turn (after the last event)."""
+        ...
+
+    def partial_turn(self) -> AssistantTurn | None:
+        """What arrived so far as an ``"incomplete"`` turn, or None if nothing did."""
+        ...
+
+
+class EventStream(Protocol):
+    """A response as provider events; ``close()`` releases the connection."""
+
+    def __iter__(self) -> Iterator[dict[str, Any]]: ...
+    def __next__(self) -> dict[str, Any]: ...
+    def close(self) -> None: ...
+
+
+class AsyncEventStream(Protocol):
+    """The async twin of :class:`EventStream`."""
+
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]: ...
+    async def __anext__(self) -> dict[str, Any]: ...
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """What a chat needs from a model provider."""
+
+    name: str
+    model: str
+
+    def build_request(self, turns: Sequence[Turn], spec: RequestSpec) -> dict[str, Any]:
+        """The request body for ``turns`` (pure)."""
+        ...
+
+    def accumulator(self) -> Accumulator:
+        """A fresh accumulator for one response (pure)."""
+        ...
+
+    def open(self, body: dict[str, Any]) -> EventStream:
+        """Send ``body``; the response as events. Raises ``ProviderError``."""
+        ...
+
+    async def open_async(self, body: dict[str, Any]) -> AsyncEventStream:
+        """Send ``body`` without blocking; the response as events."""
+        ...

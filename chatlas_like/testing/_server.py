@@ -1,0 +1,265 @@
+"""A real HTTP server on 127.0.0.1 that speaks Anthropic's Messages API.
+
+``POST /v1/messages`` (JSON or server-sent events, as the request asks),
+``POST /v1/messages/count_tokens`` and ``GET /v1/models``. Requests to ``/v1/messages``
+are checked by the rules of :mod:`chatlas_like.testing._validator` first; a violation
+gets a 400 (or 413) in Anthropic's error shape, as from the real API. Every request is
+logged in ``server.requests`` for assertions.
+
+Use it as a context manager and point a chat at ``server.url``::
+
+    with LoopbackServer(ScriptedModel([Reply.text("Hi")])) as server:
+        chat = ChatAnthropic(base_url=server.url, api_key="test")
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
+
+import orjson
+
+from ._scripted import Counters, Reply, Response, ScriptedModel, render_reply
+from ._validator import Rejection, validate_request
+
+__all__ = ["Backend", "LoopbackServer", "RecordedRequest"]
+
+DEFAULT_MODELS = (
+    ("claude-haiku-4-5-20251001", "Claude Haiku 4.5", "2025-10-15T00:00:00Z"),
+    ("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5", "2025-09-29T00:00:00Z"),
+)
+_CHUNK_BYTES = 16 * 1024
+
+
+@dataclass(slots=True)
+class RecordedRequest:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    raw: bytes
+    body: Any = None
+    response_status: int | None = None
+    extra: dict[str, Any] = field(default_factory=lambda: {})
+
+
+class Backend(Protocol):
+    """Answers a request, or returns None to let the server answer (404, models...)."""
+
+    def handle(self, request: RecordedRequest, counters: Counters) -> Response | None: ...
+
+
+class _ScriptedBackend:
+    def __init__(self, model: ScriptedModel) -> None:
+        self.model = model
+
+    def handle(self, request: RecordedRequest, counters: Counters) -> Response | None:
+        if request.method == "POST" and request.path == "/v1/messages":
+            return render_reply(self.model.reply_for(request.body or {}), request.body or {}, counters)
+        return None
+
+
+class LoopbackServer:
+    """An Anthropic-protocol server on a free loopback port.
+
+    Parameters
+    ----------
+    model
+        A :class:`ScriptedModel`, a list of replies, a function ``body -> Reply``, or a
+        backend such as :class:`CassetteReplay`.
+    validate
+        Apply the API's request rules (default True).
+    no_prefill_models
+        Model-name prefixes that reject a conversation ending with an assistant message.
+    """
+
+    def __init__(
+        self,
+        model: ScriptedModel | Backend | list[Reply] | Callable[[Mapping[str, Any]], Reply],
+        *,
+        validate: bool = True,
+        no_prefill_models: Collection[str] = (),
+    ) -> None:
+        if isinstance(model, ScriptedModel):
+            self.backend: Backend = _ScriptedBackend(model)
+        elif isinstance(model, list) or (callable(model) and not hasattr(model, "handle")):
+            self.backend = _ScriptedBackend(ScriptedModel(model))  # pyright: ignore[reportArgumentType]
+        else:
+            self.backend = model  # pyright: ignore[reportAttributeAccessIssue]
+        self.validate = validate
+        self.no_prefill_models = tuple(no_prefill_models)
+        self.requests: list[RecordedRequest] = []
+        self.counters = Counters()
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The base URL to give the SDK (``http://127.0.0.1:PORT``)."""
+        if self._httpd is None:
+            raise RuntimeError("the server is not running")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def start(self) -> LoopbackServer:
+        handler = type("Handler", (_Handler,), {"server_state": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, name="loopback-anthropic", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> LoopbackServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- what it saw -------------------------------------------------------------------------
+
+    def message_requests(self) -> list[dict[str, Any]]:
+        """The bodies of the ``POST /v1/messages`` requests, in order."""
+        return [r.body for r in self.requests if r.path == "/v1/messages" and r.method == "POST"]
+
+    # -- answering ---------------------------------------------------------------------------
+
+    def answer(self, request: RecordedRequest) -> Response:
+        with self._lock:
+            self.requests.append(request)
+        if request.path == "/v1/messages" and request.method == "POST":
+            if not isinstance(request.body, dict):
+                return _error(400, "invalid_request_error", "the body must be a JSON object")
+            if self.validate:
+                try:
+                    validate_request(request.body, len(request.raw), no_prefill_models=self.no_prefill_models)  # pyright: ignore[reportUnknownArgumentType]
+                except Rejection as r:
+                    return _error(r.status, r.error_type, r.message)
+        response = self.backend.handle(request, self.counters)
+        if response is not None:
+            return response
+        if request.path == "/v1/messages/count_tokens" and request.method == "POST":
+            messages = (request.body or {}).get("messages", [])
+            return Response(json={"input_tokens": max(1, len(orjson.dumps(messages)) // 4)})
+        if request.path.startswith("/v1/models") and request.method == "GET":
+            return Response(json=_models_page())
+        return _error(404, "not_found_error", f"no route for {request.method} {request.path}")
+
+
+def _error(status: int, error_type: str, message: str) -> Response:
+    return Response(
+        status=status,
+        json={"type": "error", "error": {"type": error_type, "message": message}},
+    )
+
+
+def _models_page() -> dict[str, Any]:
+    data = [
+        {"type": "model", "id": i, "display_name": n, "created_at": c} for i, n, c in DEFAULT_MODELS
+    ]
+    return {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_state: LoopbackServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def do_DELETE(self) -> None:
+        self._serve()
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        body: Any = None
+        if raw:
+            try:
+                body = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                body = None
+        path = self.path.split("?", 1)[0]
+        request = RecordedRequest(self.command, path, dict(self.headers.items()), raw, body)
+        response = self.server_state.answer(request)
+        request.response_status = response.status
+        if response.delay:
+            time.sleep(response.delay)
+        if response.events is not None:
+            self._write_events(response)
+        else:
+            self._write_body(response)
+
+    def _write_body(self, response: Response) -> None:
+        payload = response.raw if response.raw is not None else orjson.dumps(response.json)
+        self.send_response(response.status)
+        self.send_header("Content-Type", response.content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("request-id", "req_loopback")
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _write_events(self, response: Response) -> None:
+        self.send_response(response.status)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-cache")
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        events = response.events or []
+        buffer: list[bytes] = []
+        size = 0
+        for i, event in enumerate(events):
+            if response.cut_after is not None and i >= response.cut_after:
+                self._chunk(b"".join(buffer))
+                self._drop_connection()
+                return
+            if response.garble_at == i:
+                data = b'event: content_block_delta\ndata: {"type": "content_block_delta", "ind\n\n'
+            else:
+                data = b"event: " + event["type"].encode() + b"\ndata: " + orjson.dumps(event) + b"\n\n"
+            buffer.append(data)
+            size += len(data)
+            if size >= _CHUNK_BYTES:
+                self._chunk(b"".join(buffer))
+                buffer, size = [], 0
+        if buffer:
+            self._chunk(b"".join(buffer))
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _chunk(self, data: bytes) -> None:
+        if data:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+    def _drop_connection(self) -> None:
+        self.wfile.flush()
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass

@@ -1,0 +1,83 @@
+"""Shared fixtures: no network but loopback, servers started by the tests themselves."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatlas_like import Chat, ChatAnthropic
+from chatlas_like.testing import LoopbackServer, Reply, default_fixtures_dir
+
+TEST_MODEL = "claude-haiku-4-5-20251001"
+TEST_KEY = "test-key-not-a-secret"
+GATED_MARKERS = ("cassette", "postgres", "browser", "notebook")
+_LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0", ""}
+_real_getaddrinfo = socket.getaddrinfo
+
+
+def _loopback_only(host: Any, *args: Any, **kwargs: Any) -> Any:
+    name = host.decode() if isinstance(host, bytes) else str(host or "")
+    if name not in _LOOPBACK:
+        raise OSError(f"tests may only reach 127.0.0.1, not {name!r}")
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the SDK at a closed loopback port and refuse every non-loopback lookup."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    monkeypatch.setattr(socket, "getaddrinfo", _loopback_only)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Under CI=true a skipped cassette, database, browser or notebook test fails."""
+    report = yield
+    if (
+        os.environ.get("CI") == "true"
+        and report.skipped
+        and any(item.get_closest_marker(m) for m in GATED_MARKERS)
+    ):
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI=true, which counts as a failure: {report.longrepr}"
+    return report
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., LoopbackServer]]:
+    """Start a loopback server for a script; every server stops at teardown."""
+    servers: list[LoopbackServer] = []
+
+    def start(model: Any, **kwargs: Any) -> LoopbackServer:
+        server = LoopbackServer(model, **kwargs).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def make_chat(server: LoopbackServer, **kwargs: Any) -> Chat:
+    """A chat against ``server`` with the test model and key."""
+    kwargs.setdefault("model", TEST_MODEL)
+    return ChatAnthropic(base_url=server.url, api_key=TEST_KEY, **kwargs)
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    """The recorded cassettes; the test is skipped (a failure under CI) without them."""
+    directory = default_fixtures_dir()
+    if directory is None:
+        pytest.skip("recorded fixtures not found: set CHATLAS_LIKE_FIXTURES or put ../shared beside")
+    return directory
+
+
+__all__ = ["TEST_KEY", "TEST_MODEL", "Reply", "make_chat"]
