@@ -16,6 +16,7 @@ from ._callbacks import CallbackList
 from ._content import Content, ContentToolRequest
 from ._drive import drive, drive_async
 from ._echo import Echo, make_echo
+from ._expansion import apply_expansions
 from ._finalize import Finalizer, ResultHook
 from ._history import History, answer_dangling
 from ._loop import Run, turn_loop
@@ -71,7 +72,10 @@ class Chat:
         self._review: Callable[[ContentToolRequest], Any] | None = None
         self._params: dict[str, Any] = {}
         self._result_hooks: list[ResultHook] = []
-        self._before_model_call: list[Callable[[Run], None]] = [_answer_dangling]
+        self._before_model_call: list[Callable[[Run], Sequence[Turn] | None]] = [
+            _answer_dangling,
+            apply_expansions,
+        ]
         self._pool = WorkerPool(keep_idle=self.options.max_concurrency)
         if turns:
             self.set_turns(turns)
@@ -115,7 +119,9 @@ class Chat:
         self.set_turns([*self._history.turns, turn])
 
     @overload
-    def get_last_turn(self, *, role: Literal["assistant"] = "assistant") -> AssistantTurn | None: ...
+    def get_last_turn(
+        self, *, role: Literal["assistant"] = "assistant"
+    ) -> AssistantTurn | None: ...
     @overload
     def get_last_turn(self, *, role: Literal["user"]) -> UserTurn | None: ...
     @overload
@@ -377,6 +383,7 @@ class Chat:
                 kwargs=dict(kwargs or {}),
             ),
             options=options,
+            tools=dict(self._tools),
             echo=echo_sink,
             yield_content=content == "all",
             before_model_call=list(self._before_model_call),
@@ -435,6 +442,7 @@ def _prompt(args: Sequence[Content | str]) -> Turn | None:
 
 def _answer_dangling(run: Run) -> None:
     """Before a model call: answer requests an abandoned stream or set_turns left open."""
+    run.history.check(run.token)
     answer_dangling(run.history.turns, DANGLING, run.finalize)
 
 

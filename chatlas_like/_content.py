@@ -234,7 +234,7 @@ class ContentToolRequest(Content):
     content_type: ClassVar[str] = "tool_request"
     id: str
     name: str
-    arguments: Any = field(default_factory=lambda: {})
+    arguments: Any = field(default_factory=dict)
     extra: dict[str, Any] | None = None
     parse_error: str | None = None
 

@@ -51,13 +51,14 @@ def demo_model(body: Mapping[str, Any]) -> Any:
     """The scripted model: ask for the tool, then answer from what it returned."""
     from .testing import Reply
 
-    last = body["messages"][-1]
-    results = [b for b in last["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    last: dict[str, Any] = body["messages"][-1]
+    blocks: list[dict[str, Any]] = last["content"]
+    results = [b for b in blocks if b.get("type") == "tool_result"]
     if not results:
         return Reply.tool_call(
             "quarterly_sales", {}, text="Let me look up the quarterly sales figures."
         )
-    content = results[0].get("content", "[]")
+    content: str = results[0].get("content", "[]")
     if results[0].get("is_error"):
         return Reply.text(f"The sales lookup failed: {content}")
     rows = orjson.loads(content)

@@ -48,7 +48,8 @@ def format_arguments(arguments: Any, limit: int = ARGUMENT_CHARS) -> str:
     """Arguments as ``name=value`` pairs, cut to ``limit`` characters."""
     if isinstance(arguments, dict):
         parts: list[str] = []
-        for name, value in arguments.items():  # pyright: ignore[reportUnknownVariableType]
+        named: dict[str, Any] = arguments  # pyright: ignore[reportUnknownVariableType]
+        for name, value in named.items():
             try:
                 shown = orjson.dumps(value).decode()
             except (TypeError, orjson.JSONEncodeError):

@@ -106,7 +106,9 @@ def _open(provider: Provider, body: dict[str, Any], max_retries: int) -> EventSt
         attempt += 1
 
 
-async def _open_async(provider: Provider, body: dict[str, Any], max_retries: int) -> AsyncEventStream:
+async def _open_async(
+    provider: Provider, body: dict[str, Any], max_retries: int
+) -> AsyncEventStream:
     attempt = 0
     while True:
         try:

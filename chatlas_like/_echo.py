@@ -31,6 +31,7 @@ class Echo(Protocol):
     """A sink for what a chat produces while it runs."""
 
     def user_turn(self, turn: Turn) -> None: ...
+    def inserted_turn(self, turn: Turn) -> None: ...
     def text(self, delta: str) -> None: ...
     def content(self, item: Content) -> None: ...
     def finish(self) -> None: ...
@@ -40,6 +41,9 @@ class NullEcho:
     """Shows nothing."""
 
     def user_turn(self, turn: Turn) -> None:
+        pass
+
+    def inserted_turn(self, turn: Turn) -> None:
         pass
 
     def text(self, delta: str) -> None:
@@ -83,6 +87,15 @@ class ConsoleEcho:
         self._end_line()
         self.console.print(Text("👤 ", style="bold") + Text(turn.text))
         self._line_start = True
+
+    def inserted_turn(self, turn: Turn) -> None:
+        if self.mode == "text":
+            return
+        from rich.text import Text
+
+        self._end_line()
+        label = Text(f"↳ inserted {turn.role} message: ", style="bold magenta")
+        self.console.print(label + Text(_first_lines(turn.text, 3), style="dim"))
 
     def text(self, delta: str) -> None:
         if not delta:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+
 import orjson
 
 from ._history import History
@@ -73,10 +74,7 @@ class Finalizer:
     def _limit(self, result: ContentToolResult) -> ContentToolResult:
         limit = self._limit_for(result)
         value = result.get_model_value()
-        if isinstance(value, str):
-            text = value
-        else:
-            text = orjson.dumps(value, default=str).decode()
+        text = value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
         size = utf8_length(text)
         if size <= limit:
             return replace_lengths(result, size, size)
@@ -130,4 +128,3 @@ def _format_failed(result: ContentToolResult, why: str) -> ContentToolResult:
         "Return a str, a dict or list, a dataclass or pydantic model, or a data frame."
     )
     return replace(result, error=message, outcome="error", message_expansion=None)
-

@@ -10,6 +10,7 @@ step               the driver performs                        and sends back
 ``NEXT_EVENT``     reads the next provider event              the event, or ``END``
 ``RunTools``       runs the tool requests                     a ``ToolsDone``
 a str / Content    hands it to the caller (a stream's item)   None
+a Turn             hands an inserted turn to the caller       None
 =================  =========================================  ===========================
 
 A driver that fails to perform a step throws the exception into the loop. Extension
@@ -26,7 +27,7 @@ without a result is answered, so the next call sends a valid request.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,11 +38,13 @@ from ._history import History, answer_dangling
 from ._options import ChatOptions
 from ._tool_result import ContentToolResult, refused
 from ._tool_runner import INTERRUPTED_PENDING, ToolsDone
+from ._tools import Tool, ToolBuiltIn
 from ._turn import AssistantTurn, TokenUsage, Turn, UserTurn
 from .providers._base import Provider, RequestSpec
 
 __all__ = ["END", "NEXT_EVENT", "ModelCall", "Run", "RunTools", "turn_loop"]
 
+TURN_SEPARATOR = "\n\n"
 CUT_OFF = "The response was cut off before this call was complete; send the call again."
 STREAM_ENDED = "the response stream ended before the model finished its answer"
 
@@ -93,9 +96,11 @@ class Run:
     echo: Echo | None = None
     yield_text: bool = True
     yield_content: bool = False
-    before_model_call: Sequence[Callable[[Run], None]] = ()
+    tools: Mapping[str, Tool | ToolBuiltIn] = field(default_factory=lambda: {})
+    before_model_call: Sequence[Callable[[Run], Sequence[Turn] | None]] = ()
     finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]] = _no_finalize
     record_usage: Callable[[TokenUsage], None] | None = None
+    text_yielded: bool = False
     usage: TokenUsage = field(default_factory=TokenUsage)
     rounds: int = 0
     token: object = None
@@ -114,7 +119,10 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
         first_call = True
         while True:
             for step in run.before_model_call:
-                step(run)
+                for inserted in step(run) or ():
+                    echo.inserted_turn(inserted)
+                    if run.yield_content:
+                        yield inserted
             body = run.provider.build_request(history.turns, run.spec)
             try:
                 yield ModelCall(body)
@@ -161,6 +169,7 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
     assert echo is not None
     echo_text = echo.text
     yield_text = run.yield_text
+    separate = run.text_yielded  # a later turn's text is set apart from the earlier one's
     try:
         while True:
             event = yield NEXT_EVENT
@@ -171,11 +180,15 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
                 continue
             if type(out) is str:
                 echo_text(out)
-                if yield_text:
+                if yield_text and out:
+                    if separate:
+                        separate = False
+                        yield TURN_SEPARATOR
+                    run.text_yielded = True
                     yield out
-            else:
+            elif isinstance(out, Content):
                 echo.content(out)
-                if run.yield_content and isinstance(out, Content):
+                if run.yield_content:
                     yield out
     except BaseException as error:
         partial = accumulator.partial_turn()

@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import importlib
 import math
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import PurePath
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -76,7 +77,7 @@ def _auto(value: Any) -> str:
 
 def _text_fallback(value: Any, json_error: FormatError) -> str:
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return _bytes_text(bytes(value))
+        return _bytes_text(bytes(cast(bytes, value)))
     if not _has_own_str(value):
         raise json_error
     try:
@@ -95,7 +96,7 @@ def _bytes_text(data: bytes) -> str:
         return f"binary data ({len(data)} bytes), base64: {base64.b64encode(data).decode()}"
 
 
-def _has_own_str(value: Any) -> bool:
+def _has_own_str(value: object) -> bool:
     cls = type(value)
     return cls.__str__ is not object.__str__ or cls.__repr__ is not object.__repr__
 
@@ -107,7 +108,7 @@ def _str_or_raise(value: Any) -> str:
         raise FormatError(f"str() of {_type_name(value)} raised {type(e).__name__}: {e}") from e
 
 
-def _type_name(value: Any) -> str:
+def _type_name(value: object) -> str:
     cls = type(value)
     module = cls.__module__
     name = cls.__qualname__
@@ -133,7 +134,9 @@ def to_json_text(value: Any) -> str:
 def _retry_json(value: Any, error: orjson.JSONEncodeError) -> str:
     message = str(error)
     if "Recursion limit" in message:
-        raise FormatError(f"{_type_name(value)} contains a cycle or is nested too deeply") from error
+        raise FormatError(
+            f"{_type_name(value)} contains a cycle or is nested too deeply"
+        ) from error
     if "64-bit" in message or "Dict key must be" in message:
         try:
             normalised = _normalise(value, set())
@@ -159,14 +162,17 @@ def _normalise(value: Any, seen: set[int]) -> Any:
             return value
         return orjson.Fragment(str(int(value)).encode())
     if isinstance(value, (dict, list, tuple)):
-        marker = id(value)
+        container = cast(Any, value)
+        marker = id(container)
         if marker in seen:
             raise _Cycle("a container contains itself")
         seen.add(marker)
         try:
-            if isinstance(value, dict):
-                return {_key(k): _normalise(v, seen) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
-            return [_normalise(v, seen) for v in value]  # pyright: ignore[reportUnknownVariableType]
+            if isinstance(container, dict):
+                mapping = cast(dict[Any, Any], container)
+                return {_key(k): _normalise(v, seen) for k, v in mapping.items()}
+            items: list[Any] = list(container)
+            return [_normalise(v, seen) for v in items]
         finally:
             seen.discard(marker)
     return value
@@ -214,18 +220,18 @@ def _plain(value: Any) -> Any:
     if isinstance(value, PurePath):
         return str(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return _bytes_text(bytes(value))
+        return _bytes_text(bytes(cast(bytes, value)))
     return _NO
 
 
-def _model(value: Any) -> Any:
-    dump = getattr(value, "model_dump", None)
-    if callable(dump) and hasattr(type(value), "model_fields"):
+def _model(value: object) -> Any:
+    cls = type(value)
+    if hasattr(cls, "model_fields") and hasattr(value, "model_dump"):
+        dump: Any = getattr(value, "model_dump")  # noqa: B009  # keeps pyright from narrowing
         return dump(mode="json")
-    if hasattr(type(value), "__attrs_attrs__"):
-        import attrs
-
-        return attrs.asdict(value)
+    if hasattr(cls, "__attrs_attrs__"):
+        as_dict: Any = getattr(importlib.import_module("attrs"), "asdict")  # noqa: B009
+        return as_dict(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     return _NO
@@ -299,7 +305,7 @@ def _pandas_json(value: Any) -> str | None:
             raise FormatError("a DataFrame with duplicate column names has no records form")
         return frame.to_json(orient="records", date_format="iso", double_precision=15)
     if isinstance(value, pd.Series):
-        series: pd.Series[Any] = value
+        series = cast("pd.Series[Any]", value)
         if not series.index.is_unique:
             return series.reset_index().to_json(
                 orient="records", date_format="iso", double_precision=15
@@ -320,7 +326,7 @@ def _default_index(index: Any) -> bool:
 
 
 def _rows_json(value: Any, method: str) -> str | None:
-    rows = getattr(value, method, None)
+    rows: Any = getattr(value, method, None)
     if not callable(rows):
         return None
     return orjson.dumps(rows(), default=_default, option=_OPTS).decode()
@@ -328,8 +334,9 @@ def _rows_json(value: Any, method: str) -> str | None:
 
 def _narwhals_json(value: Any) -> str | None:
     try:
-        import narwhals as nw  # pyright: ignore[reportMissingImports]
+        narwhals = importlib.import_module("narwhals")
     except ImportError:
         return None
-    frame: Any = nw.from_native(value, eager_only=True)  # pyright: ignore
-    return orjson.dumps(frame.rows(named=True), default=_default, option=_OPTS).decode()
+    frame: Any = narwhals.from_native(value, eager_only=True)
+    rows: Any = frame.rows(named=True)
+    return orjson.dumps(rows, default=_default, option=_OPTS).decode()

@@ -54,6 +54,16 @@ class NotebookEcho:
                 None,
             )
 
+    def inserted_turn(self, turn: Turn) -> None:
+        if self.mode == "text":
+            return
+        self._close_text()
+        self._show(
+            f"<details class='chatlas-like-inserted'><summary>↳ inserted {turn.role} message"
+            f"</summary><div style='white-space:pre-wrap'>{html.escape(turn.text)}</div></details>",
+            None,
+        )
+
     def text(self, delta: str) -> None:
         self._parts.append(delta)
         self._length += len(delta)

@@ -15,7 +15,7 @@ import base64
 import warnings
 from collections.abc import Sequence
 from dataclasses import fields
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -65,7 +65,10 @@ _SIMPLE: dict[str, type[Content]] = {
         ContentUnknown,
     )
 }
-_BINARY: dict[str, type[Content]] = {ContentPDF.content_type: ContentPDF, ContentDocument.content_type: ContentDocument}
+_BINARY: dict[str, type[Content]] = {
+    ContentPDF.content_type: ContentPDF,
+    ContentDocument.content_type: ContentDocument,
+}
 
 
 class _Warnings:
@@ -116,8 +119,9 @@ def turns_from_data(data: Any) -> list[Turn]:
             f"this document has format version {version}; this chatlas_like reads up to "
             f"version {TURNS_VERSION}: upgrade chatlas_like to load it"
         )
+    turns = cast(list[dict[str, Any]], data["turns"])
     try:
-        return [_turn_from(t) for t in data["turns"]]  # pyright: ignore[reportUnknownVariableType]
+        return [_turn_from(t) for t in turns]
     except (KeyError, TypeError, ValueError) as e:
         raise PersistenceError(f"a turn could not be read: {type(e).__name__}: {e}") from None
 
@@ -196,7 +200,13 @@ def _result_data(result: ContentToolResult, notes: _Warnings) -> dict[str, Any]:
     value = result.value
     if value is not None and not isinstance(value, str) and _encodable(value):
         data["value"] = value
-    _maybe(data, "extra", result.extra, notes, f"`extra` of a result of type {type(result.extra).__name__}")
+    _maybe(
+        data,
+        "extra",
+        result.extra,
+        notes,
+        f"`extra` of a result of type {type(result.extra).__name__}",
+    )
     if result.options:
         data["options"] = dict(result.options)
     if result.original_length is not None:
@@ -212,7 +222,7 @@ def _result_from(data: dict[str, Any]) -> ContentToolResult:
     model_value = _model_value_from(data.get("model_value"))
     error = data.get("error")
     result = ContentToolResult(
-        value=data["value"] if "value" in data else model_value,
+        value=data.get("value", model_value),
         model_format=data.get("model_format", "auto"),
         error=_error_from(error) if error is not None else None,
         extra=data.get("extra"),
@@ -249,7 +259,7 @@ def _model_value_data(value: Any, notes: _Warnings) -> Any:
     return {"items": [_item_data(value, notes)]}
 
 
-def _item_data(item: Any, notes: _Warnings) -> Any:
+def _item_data(item: Any, notes: _Warnings) -> dict[str, Any]:
     if isinstance(item, Content):
         return content_to_data(item, notes)
     if isinstance(item, (str, dict)):
@@ -277,13 +287,10 @@ def _encodable(value: Any) -> bool:
     return True
 
 
-def _maybe(
-    data: dict[str, Any], key: str, value: Any, notes: _Warnings, what: str
-) -> None:
+def _maybe(data: dict[str, Any], key: str, value: Any, notes: _Warnings, what: str) -> None:
     if value is None:
         return
     if _encodable(value):
         data[key] = value
     else:
         notes.dropped.add(what)
-

@@ -258,7 +258,9 @@ def _to_result(
             return refused(request, error.reason)
         if not isinstance(error, Exception):
             fatal.append(error)
-            return failed(request, f"The call was interrupted: the tool raised {type(error).__name__}.")
+            return failed(
+                request, f"The call was interrupted: the tool raised {type(error).__name__}."
+            )
         return ContentToolResult(error=error, outcome="exception", exception=error, request=request)
     if isinstance(outcome, ContentToolResult):
         return outcome if outcome.request is request else replace(outcome, request=request)

@@ -186,16 +186,14 @@ class _SignatureValidator:
         from pydantic import ConfigDict, Field, create_model
 
         self._var_kwargs = False
+        self._fields: dict[str, str] = {}
         if model is not None:
             self.model = model
-            self._fields = {
-                (info.alias or name): name for name, info in model.model_fields.items()
-            }
+            self._fields = {(info.alias or name): name for name, info in model.model_fields.items()}
             return
         signature = inspect.signature(func)
         hints = _type_hints(func)
         definitions: dict[str, Any] = {}
-        self._fields = {}
         for param in signature.parameters.values():
             if param.kind is param.VAR_POSITIONAL:
                 raise TypeError(

@@ -76,7 +76,9 @@ def fixtures_dir() -> Path:
     """The recorded cassettes; the test is skipped (a failure under CI) without them."""
     directory = default_fixtures_dir()
     if directory is None:
-        pytest.skip("recorded fixtures not found: set CHATLAS_LIKE_FIXTURES or put ../shared beside")
+        pytest.skip(
+            "recorded fixtures not found: set CHATLAS_LIKE_FIXTURES or put ../shared beside"
+        )
     return directory
 
 

@@ -10,8 +10,12 @@ transport errors become :mod:`chatlas_like._errors` exceptions in ``translate_er
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+import weakref
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
@@ -41,7 +45,7 @@ from ._base import ModelInfo, RequestSpec
 if TYPE_CHECKING:
     from .._chat import Chat
 
-__all__ = ["AnthropicProvider", "ChatAnthropic", "translate_error"]
+__all__ = ["AnthropicProvider", "ChatAnthropic", "sdk_errors", "translate_error"]
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 CacheTTL = Literal["5m", "1h", "none"]
@@ -99,7 +103,9 @@ class AnthropicProvider:
         self._api_key = api_key
         self._client_kwargs = dict(client_kwargs or {})
         self._client: Any = None
-        self._async_client: Any = None
+        self._async_clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[Any, AsyncIterator[None]]
+        ] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(model={self.model!r})"
@@ -118,11 +124,9 @@ class AnthropicProvider:
 
     def open(self, body: dict[str, Any]) -> _Events:
         client = self._sync_client()
-        try:
-            manager = client.messages.with_streaming_response.create(**body)
+        with sdk_errors():
+            manager = client.messages.with_streaming_response.create(**_sdk_arguments(body))
             response = manager.__enter__()
-        except Exception as e:
-            raise translate_error(e) from e
         if body.get("stream"):
             source: Iterator[dict[str, Any]] = parse_sse(response.iter_lines())
         else:
@@ -130,12 +134,10 @@ class AnthropicProvider:
         return _Events(source, lambda: manager.__exit__(None, None, None))
 
     async def open_async(self, body: dict[str, Any]) -> _AsyncEvents:
-        client = self._async_client_()
-        try:
-            manager = client.messages.with_streaming_response.create(**body)
+        client = await self._async_client()
+        with sdk_errors():
+            manager = client.messages.with_streaming_response.create(**_sdk_arguments(body))
             response = await manager.__aenter__()
-        except Exception as e:
-            raise translate_error(e) from e
 
         async def close() -> None:
             await manager.__aexit__(None, None, None)
@@ -146,12 +148,9 @@ class AnthropicProvider:
 
     def list_models(self) -> list[ModelInfo]:
         """The models the API offers, newest first."""
-        try:
+        with sdk_errors():
             page = self._sync_client().models.list(limit=1000)
-            models = [ModelInfo(m.id, m.display_name, str(m.created_at)) for m in page.data]
-        except Exception as e:
-            raise translate_error(e) from e
-        return models
+            return [ModelInfo(m.id, m.display_name, str(m.created_at)) for m in page.data]
 
     def _sync_client(self) -> Any:
         if self._client is None:
@@ -160,12 +159,19 @@ class AnthropicProvider:
             self._client = anthropic.Anthropic(**self._client_args())
         return self._client
 
-    def _async_client_(self) -> Any:
-        if self._async_client is None:
+    async def _async_client(self) -> Any:
+        # Connections belong to the event loop that opened them: one client per loop,
+        # closed by that loop's shutdown (asyncio.run, a notebook kernel exiting).
+        loop = asyncio.get_running_loop()
+        entry = self._async_clients.get(loop)
+        if entry is None:
             import anthropic
 
-            self._async_client = anthropic.AsyncAnthropic(**self._client_args())
-        return self._async_client
+            client = anthropic.AsyncAnthropic(**self._client_args())
+            closer = _close_with_loop(client)
+            await anext(closer)
+            entry = self._async_clients[loop] = (client, closer)
+        return entry[0]
 
     def _client_args(self) -> dict[str, Any]:
         api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
@@ -192,18 +198,12 @@ class _Events:
         return self
 
     def __next__(self) -> dict[str, Any]:
-        try:
+        with sdk_errors():
             return next(self._source)
-        except (StopIteration, ProviderError):
-            raise
-        except Exception as e:
-            raise translate_error(e) from e
 
     def close(self) -> None:
-        try:
+        with suppress(Exception):  # the connection is being dropped anyway
             self._close()
-        except Exception:
-            pass  # the connection is being dropped anyway
 
 
 class _AsyncEvents:
@@ -217,18 +217,20 @@ class _AsyncEvents:
         return self
 
     async def __anext__(self) -> dict[str, Any]:
-        try:
+        with sdk_errors():
             return await anext(self._source)
-        except (StopAsyncIteration, ProviderError):
-            raise
-        except Exception as e:
-            raise translate_error(e) from e
 
     async def aclose(self) -> None:
-        try:
+        with suppress(Exception):  # the connection is being dropped anyway
             await self._close()
-        except Exception:
-            pass
+
+
+async def _close_with_loop(client: Any) -> AsyncIterator[None]:
+    """An async generator left suspended: the loop's ``shutdown_asyncgens`` closes it."""
+    try:
+        yield
+    finally:
+        await client.close()
 
 
 def _replayed(read: Callable[[], bytes]) -> Iterator[dict[str, Any]]:
@@ -251,9 +253,47 @@ async def _parse_sse_async(lines: AsyncIterator[str]) -> AsyncIterator[dict[str,
         yield event
 
 
-def translate_error(error: BaseException) -> ProviderError:
-    """An SDK or transport error as one of the library's provider errors."""
+@lru_cache(maxsize=1)
+def _create_parameters() -> frozenset[str]:
+    import inspect
+
+    from anthropic.resources.messages import Messages
+
+    signature = inspect.signature(Messages.create)
+    return frozenset(signature.parameters) - {"self", "extra_body"}
+
+
+def _sdk_arguments(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as ``messages.create`` arguments; fields it does not name go in ``extra_body``."""
+    names = _create_parameters()
+    known = {k: v for k, v in body.items() if k in names}
+    extra = {k: v for k, v in body.items() if k not in names}
+    if extra:
+        known["extra_body"] = extra
+    return known
+
+
+@contextmanager
+def sdk_errors() -> Generator[None, None, None]:
+    """Raise SDK and transport errors as the library's provider errors."""
+    try:
+        yield
+    except (ProviderError, StopIteration, StopAsyncIteration):
+        raise
+    except Exception as e:
+        translated = translate_error(e)
+        if translated is e:
+            raise
+        raise translated from e
+
+
+def translate_error(error: BaseException) -> BaseException:
+    """An SDK or transport error as one of the library's provider errors.
+
+    Anything else (a bug, a bad argument) is returned unchanged, to be raised as is.
+    """
     import anthropic
+    import httpx2
 
     if isinstance(error, ProviderError):
         return error
@@ -270,10 +310,16 @@ def translate_error(error: BaseException) -> ProviderError:
     if isinstance(error, anthropic.APITimeoutError):
         return ProviderConnectionError("the request to Anthropic timed out")
     if isinstance(error, anthropic.APIConnectionError):
-        return ProviderConnectionError(f"could not connect to Anthropic: {error.__cause__ or error}")
-    if isinstance(error, TypeError) and "authentication" in str(error):
+        return ProviderConnectionError(
+            f"could not connect to Anthropic: {error.__cause__ or error}"
+        )
+    if isinstance(error, TypeError) and "authentication method" in str(error):
         return AuthenticationError(f"no usable credentials: {error}")
-    return ProviderConnectionError(f"the response could not be read: {type(error).__name__}: {error}")
+    if isinstance(error, (httpx2.HTTPError, OSError)):
+        return ProviderConnectionError(
+            f"the response could not be read: {type(error).__name__}: {error}"
+        )
+    return error
 
 
 def _error_body(body: object, fallback: str) -> tuple[str, str]:

@@ -154,7 +154,9 @@ def content_block(content: Content) -> dict[str, Any] | None:
         return _tool_result_block(content)
     if kind is ContentToolRequest:
         assert isinstance(content, ContentToolRequest)
-        arguments = content.arguments if isinstance(content.arguments, dict) else {}
+        arguments: Any = content.arguments
+        if not isinstance(arguments, dict):
+            arguments = {}
         return {"type": "tool_use", "id": content.id, "name": content.name, "input": arguments}
     if isinstance(content, (ContentServerToolRequest, ContentServerToolResult, ContentUnknown)):
         return content.block
@@ -292,8 +294,9 @@ class AnthropicAccumulator:
             self._message = dict(event.get("message") or {})
             self._usage = dict(self._message.get("usage") or {})
         elif kind == "message_delta":
-            self._stop_reason = (event.get("delta") or {}).get("stop_reason") or self._stop_reason
-            usage = event.get("usage") or {}
+            delta: dict[str, Any] = event.get("delta") or {}
+            self._stop_reason = delta.get("stop_reason") or self._stop_reason
+            usage: dict[str, Any] = event.get("usage") or {}
             self._usage.update({k: v for k, v in usage.items() if v is not None})
         elif kind == "message_stop":
             self.complete = True
@@ -330,7 +333,7 @@ def _finish_block(block: _Block) -> Content:
     kind = start.get("type")
     if kind == "text":
         text = "".join(block.parts) if block.parts else start.get("text", "")
-        citations = [*(start.get("citations") or []), *block.citations]
+        citations: list[Any] = [*(start.get("citations") or []), *block.citations]
         return ContentText(text, {"citations": citations} if citations else None)
     if kind == "tool_use":
         arguments, error = _arguments(block, str(start.get("name", "")))
@@ -379,7 +382,7 @@ def _arguments(block: _Block, name: str) -> tuple[Any, str | None]:
 def _stream_error(event: dict[str, Any]) -> ProviderError:
     from .._errors import OverloadedError, RateLimitError, ServerError
 
-    error = event.get("error") or {}
+    error: dict[str, Any] = event.get("error") or {}
     error_type = str(error.get("type", "api_error"))
     message = str(error.get("message", "the provider reported an error mid-stream"))
     cls: type[ProviderError] = ServerError
@@ -456,7 +459,9 @@ def _decode_event(data: str) -> dict[str, Any]:
         event = orjson.loads(data)
     except orjson.JSONDecodeError as e:
         shown = data if len(data) <= 120 else data[:120] + "…"
-        raise StreamInterruptedError(f"malformed event data from the provider ({e}): {shown}") from None
+        raise StreamInterruptedError(
+            f"malformed event data from the provider ({e}): {shown}"
+        ) from None
     if not isinstance(event, dict):
         raise StreamInterruptedError(f"malformed event from the provider: {data[:120]}")
     return event  # pyright: ignore[reportUnknownVariableType]

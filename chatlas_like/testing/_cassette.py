@@ -108,14 +108,17 @@ class CassetteReplay:
 
 
 def _interaction(data: dict[str, Any]) -> Interaction:
-    request, response = data["request"], data["response"]
+    request: dict[str, Any] = data["request"]
+    response: dict[str, Any] = data["response"]
     raw_body = request.get("body")
-    headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
+    recorded: dict[str, list[str]] = response.get("headers") or {}
+    headers = {k.lower(): v for k, v in recorded.items()}
     content_type = headers.get("content-type", ["application/json"])[0]
     body = response["body"]["string"]
+    uri: str = request["uri"]
     return Interaction(
         method=request["method"],
-        path=urlsplit(request["uri"]).path,
+        path=urlsplit(uri).path,
         body=orjson.loads(raw_body) if raw_body else None,
         status=int(response["status"]["code"]),
         content_type=content_type,
@@ -124,7 +127,9 @@ def _interaction(data: dict[str, Any]) -> Interaction:
 
 
 def _error(status: int, message: str) -> Response:
-    return Response(status=status, json={"type": "error", "error": {"type": "api_error", "message": message}})
+    return Response(
+        status=status, json={"type": "error", "error": {"type": "api_error", "message": message}}
+    )
 
 
 def comparable(body: Any) -> Any:
@@ -169,14 +174,19 @@ def _merge(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         blocks = [
             b
             for b in blocks
-            if not (b.get("type") == "text" and (b.get("text") == PLACEHOLDER or not b.get("text", "").strip()))
+            if not (
+                b.get("type") == "text"
+                and (b.get("text") == PLACEHOLDER or not b.get("text", "").strip())
+            )
         ]
         if not blocks:
             continue
         if merged and merged[-1]["role"] == message["role"]:
             combined = merged[-1]["content"] + blocks
             results = [b for b in combined if b.get("type") == "tool_result"]
-            merged[-1]["content"] = results + [b for b in combined if b.get("type") != "tool_result"]
+            merged[-1]["content"] = results + [
+                b for b in combined if b.get("type") != "tool_result"
+            ]
         else:
             merged.append({"role": message["role"], "content": list(blocks)})
     return merged

@@ -196,9 +196,16 @@ def _estimate_tokens(body: Mapping[str, Any]) -> int:
     return max(1, len(orjson.dumps(body.get("messages", []))) // 4)
 
 
-def _events(message: dict[str, Any], blocks: list[dict[str, Any]], reply: Reply) -> list[dict[str, Any]]:
-    usage = message["usage"]
-    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+def _events(
+    message: dict[str, Any], blocks: list[dict[str, Any]], reply: Reply
+) -> list[dict[str, Any]]:
+    usage: dict[str, Any] = message["usage"]
+    start: dict[str, Any] = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "usage": {**usage, "output_tokens": 1},
+    }
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
     for index, block in enumerate(blocks):
         events.extend(_block_events(index, block, reply))
@@ -224,8 +231,14 @@ def _block_events(index: int, block: dict[str, Any], reply: Reply) -> list[dict[
         ]
     elif kind in ("tool_use", "server_tool_use"):
         start = {**block, "input": {}}
-        raw = block["input"] if isinstance(block["input"], str) else orjson.dumps(block["input"]).decode()
-        deltas = [{"type": "input_json_delta", "partial_json": p} for p in _split(raw, reply.json_chunks)]
+        raw = (
+            block["input"]
+            if isinstance(block["input"], str)
+            else orjson.dumps(block["input"]).decode()
+        )
+        deltas = [
+            {"type": "input_json_delta", "partial_json": p} for p in _split(raw, reply.json_chunks)
+        ]
     elif kind == "thinking":
         start = {"type": "thinking", "thinking": ""}
         deltas = [{"type": "thinking_delta", "thinking": block.get("thinking", "")}]
@@ -233,7 +246,9 @@ def _block_events(index: int, block: dict[str, Any], reply: Reply) -> list[dict[
             deltas.append({"type": "signature_delta", "signature": block["signature"]})
     else:
         start, deltas = block, []
-    events: list[dict[str, Any]] = [{"type": "content_block_start", "index": index, "content_block": start}]
+    events: list[dict[str, Any]] = [
+        {"type": "content_block_start", "index": index, "content_block": start}
+    ]
     events.extend({"type": "content_block_delta", "index": index, "delta": d} for d in deltas)
     events.append({"type": "content_block_stop", "index": index})
     return events

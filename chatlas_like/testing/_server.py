@@ -18,9 +18,10 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import orjson
 
@@ -61,7 +62,9 @@ class _ScriptedBackend:
 
     def handle(self, request: RecordedRequest, counters: Counters) -> Response | None:
         if request.method == "POST" and request.path == "/v1/messages":
-            return render_reply(self.model.reply_for(request.body or {}), request.body or {}, counters)
+            return render_reply(
+                self.model.reply_for(request.body or {}), request.body or {}, counters
+            )
         return None
 
 
@@ -89,7 +92,7 @@ class LoopbackServer:
         if isinstance(model, ScriptedModel):
             self.backend: Backend = _ScriptedBackend(model)
         elif isinstance(model, list) or (callable(model) and not hasattr(model, "handle")):
-            self.backend = _ScriptedBackend(ScriptedModel(model))  # pyright: ignore[reportArgumentType]
+            self.backend = _ScriptedBackend(ScriptedModel(cast(Any, model)))
         else:
             self.backend = model  # pyright: ignore[reportAttributeAccessIssue]
         self.validate = validate
@@ -114,7 +117,10 @@ class LoopbackServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="loopback-anthropic", daemon=True
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="loopback-anthropic",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -143,18 +149,24 @@ class LoopbackServer:
         with self._lock:
             self.requests.append(request)
         if request.path == "/v1/messages" and request.method == "POST":
-            if not isinstance(request.body, dict):
+            body: Any = request.body
+            if not isinstance(body, dict):
                 return _error(400, "invalid_request_error", "the body must be a JSON object")
             if self.validate:
                 try:
-                    validate_request(request.body, len(request.raw), no_prefill_models=self.no_prefill_models)  # pyright: ignore[reportUnknownArgumentType]
+                    validate_request(
+                        cast(dict[str, Any], body),
+                        len(request.raw),
+                        no_prefill_models=self.no_prefill_models,
+                    )
                 except Rejection as r:
                     return _error(r.status, r.error_type, r.message)
         response = self.backend.handle(request, self.counters)
         if response is not None:
             return response
         if request.path == "/v1/messages/count_tokens" and request.method == "POST":
-            messages = (request.body or {}).get("messages", [])
+            payload: dict[str, Any] = request.body or {}
+            messages = payload.get("messages", [])
             return Response(json={"input_tokens": max(1, len(orjson.dumps(messages)) // 4)})
         if request.path.startswith("/v1/models") and request.method == "GET":
             return Response(json=_models_page())
@@ -241,7 +253,13 @@ class _Handler(BaseHTTPRequestHandler):
             if response.garble_at == i:
                 data = b'event: content_block_delta\ndata: {"type": "content_block_delta", "ind\n\n'
             else:
-                data = b"event: " + event["type"].encode() + b"\ndata: " + orjson.dumps(event) + b"\n\n"
+                data = (
+                    b"event: "
+                    + event["type"].encode()
+                    + b"\ndata: "
+                    + orjson.dumps(event)
+                    + b"\n\n"
+                )
             buffer.append(data)
             size += len(data)
             if size >= _CHUNK_BYTES:
@@ -259,7 +277,5 @@ class _Handler(BaseHTTPRequestHandler):
     def _drop_connection(self) -> None:
         self.wfile.flush()
         self.close_connection = True
-        try:
+        with suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass

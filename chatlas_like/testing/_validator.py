@@ -101,10 +101,14 @@ def _tool_results_answer_tool_uses(_: dict[str, Any], messages: list[dict[str, A
 
 def _tool_results_follow_tool_uses(_: dict[str, Any], messages: list[dict[str, Any]]) -> str | None:
     for i, message in enumerate(messages):
-        results = [b.get("tool_use_id") for b in message["content"] if b.get("type") == "tool_result"]
+        results = [
+            b.get("tool_use_id") for b in message["content"] if b.get("type") == "tool_result"
+        ]
         if not results:
             continue
-        previous = messages[i - 1]["content"] if i > 0 and messages[i - 1]["role"] == "assistant" else []
+        previous: list[dict[str, Any]] = (
+            messages[i - 1]["content"] if i > 0 and messages[i - 1]["role"] == "assistant" else []
+        )
         uses = {b.get("id") for b in previous if b.get("type") == "tool_use"}
         unknown = [r for r in results if r not in uses]
         if unknown:
@@ -143,7 +147,9 @@ def validate_request(
 ) -> None:
     """Raise :class:`Rejection` where the API would refuse ``body``."""
     if raw_size > MAX_BODY_BYTES:
-        raise Rejection(413, "request_too_large", "Request exceeds the maximum allowed number of bytes.")
+        raise Rejection(
+            413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
+        )
     raw_messages = body.get("messages")
     messages = merged_messages(raw_messages) if isinstance(raw_messages, list) else []  # pyright: ignore[reportUnknownArgumentType]
     for rule in RULES:
