@@ -212,11 +212,10 @@ class _SignatureValidator:
             self._fields[param.name] = field_name
             annotation = hints.get(param.name, Any)
             default = ... if param.default is param.empty else param.default
-            description = None if _has_description(annotation) else descriptions.get(param.name)
-            definitions[field_name] = (
-                annotation,
-                Field(default, alias=param.name, description=description),
-            )
+            extra: dict[str, Any] = {}
+            if not _has_description(annotation) and param.name in descriptions:
+                extra["description"] = descriptions[param.name]
+            definitions[field_name] = (annotation, Field(default, alias=param.name, **extra))
         self.model = create_model(  # pyright: ignore[reportCallIssue, reportUnknownVariableType]
             f"{getattr(func, '__name__', 'tool')}_arguments",
             __config__=ConfigDict(
@@ -269,8 +268,12 @@ def _type_hints(func: Callable[..., Any]) -> dict[str, Any]:
     target: Any = func
     try:
         return get_type_hints(target, include_extras=True)
-    except Exception:
-        return dict(getattr(target, "__annotations__", {}))
+    except NameError as e:
+        raise TypeError(
+            f"tool {getattr(func, '__name__', func)!r}: the type hint {e.name!r} cannot be "
+            "resolved; define it at module level (annotations are strings under "
+            "`from __future__ import annotations`) or pass model= to describe the arguments"
+        ) from None
 
 
 def _field_name(name: str, taken: Any) -> str:

@@ -39,7 +39,7 @@ _CHUNK_BYTES = 16 * 1024
 
 @dataclass(slots=True)
 class RecordedRequest:
-    """One request the server received."""
+    """One request the server received (header names lower-cased)."""
 
     method: str
     path: str
@@ -213,7 +213,8 @@ class _Handler(BaseHTTPRequestHandler):
             except orjson.JSONDecodeError:
                 body = None
         path = self.path.split("?", 1)[0]
-        request = RecordedRequest(self.command, path, dict(self.headers.items()), raw, body)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        request = RecordedRequest(self.command, path, headers, raw, body)
         response = self.server_state.answer(request)
         request.response_status = response.status
         if response.delay:

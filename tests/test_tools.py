@@ -1,0 +1,230 @@
+"""From a function to the JSON Schema the model reads, and back to validated arguments."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from chatlas_like import Tool
+from chatlas_like._tools import ArgumentError
+
+
+def numpy_style(city: str, days: int = 3) -> str:
+    """Gets the forecast.
+
+    Parameters
+    ----------
+    city
+        The city to forecast.
+    days : int
+        How many days ahead.
+    """
+    return city
+
+
+def google_style(city: str, units: Literal["c", "f"] = "c") -> str:
+    """Gets the weather.
+
+    Args:
+        city (str): The city.
+        units: Celsius or Fahrenheit.
+    """
+    return city
+
+
+def rest_style(city: str) -> str:
+    """Gets the weather.
+
+    :param city: The city.
+    """
+    return city
+
+
+def test_a_plain_function_gives_a_closed_object_schema() -> None:
+    tool = Tool.from_func(numpy_style)
+    assert tool.name == "numpy_style"
+    assert tool.parameters["type"] == "object"
+    assert tool.parameters["additionalProperties"] is False
+    assert tool.parameters["required"] == ["city"]
+
+
+def test_numpy_docstring_gives_description_and_parameter_descriptions() -> None:
+    tool = Tool.from_func(numpy_style)
+    assert tool.description == "Gets the forecast."
+    properties = tool.parameters["properties"]
+    assert properties["city"] == {"type": "string", "description": "The city to forecast."}
+    assert properties["days"]["description"] == "How many days ahead."
+    assert properties["days"]["default"] == 3
+
+
+def test_google_docstring_gives_parameter_descriptions() -> None:
+    tool = Tool.from_func(google_style)
+    properties = tool.parameters["properties"]
+    assert tool.description == "Gets the weather."
+    assert properties["city"]["description"] == "The city."
+    assert properties["units"]["description"] == "Celsius or Fahrenheit."
+    assert properties["units"]["enum"] == ["c", "f"]
+
+
+def test_rest_docstring_gives_parameter_descriptions() -> None:
+    tool = Tool.from_func(rest_style)
+    assert tool.description == "Gets the weather."
+    assert tool.parameters["properties"]["city"]["description"] == "The city."
+
+
+def test_annotated_field_description_wins_over_the_docstring() -> None:
+    def f(city: Annotated[str, Field(description="From Field")]) -> str:
+        """Doc.
+
+        Parameters
+        ----------
+        city
+            From the docstring.
+        """
+        return city
+
+    assert Tool.from_func(f).parameters["properties"]["city"]["description"] == "From Field"
+
+
+def test_a_leading_underscore_name_keeps_its_name_in_schema_and_validation() -> None:
+    def favorite_color(_person: str) -> str:
+        """Returns a person's favourite colour"""
+        return _person
+
+    tool = Tool.from_func(favorite_color)
+    assert tool.parameters["properties"] == {"_person": {"type": "string"}}
+    assert tool.parameters["required"] == ["_person"]
+    assert tool.validate_arguments({"_person": "Joe"}) == {"_person": "Joe"}
+
+
+def test_no_generated_titles_remain_but_a_property_named_title_does() -> None:
+    def book(title: str) -> str:
+        """Finds a book."""
+        return title
+
+    schema = Tool.from_func(book).parameters
+    assert "title" not in schema
+    assert schema["properties"] == {"title": {"type": "string"}}
+
+
+class Point(BaseModel):
+    x: float
+    y: float
+
+
+def test_nested_pydantic_models_are_described_and_validated() -> None:
+    def distance(a: Point, b: Point) -> float:
+        """Distance between two points."""
+        return abs(a.x - b.x) + abs(a.y - b.y)
+
+    tool = Tool.from_func(distance)
+    assert "$defs" in tool.parameters
+    args = tool.validate_arguments({"a": {"x": 0, "y": 0}, "b": {"x": "1", "y": 2}})
+    assert isinstance(args["b"], Point) and args["b"].x == 1.0
+
+
+def test_arguments_are_coerced_to_the_declared_types() -> None:
+    def add(x: int, y: int) -> int:
+        """Adds."""
+        return x + y
+
+    assert Tool.from_func(add).validate_arguments({"x": "1", "y": "2"}) == {"x": 1, "y": 2}
+
+
+def test_defaults_fill_missing_optional_arguments() -> None:
+    assert Tool.from_func(numpy_style).validate_arguments({"city": "Oslo"}) == {
+        "city": "Oslo",
+        "days": 3,
+    }
+
+
+def test_an_invalid_value_names_the_argument_and_the_accepted_names() -> None:
+    with pytest.raises(ArgumentError) as caught:
+        Tool.from_func(numpy_style).validate_arguments({"city": "Oslo", "days": "soon"})
+    message = str(caught.value)
+    assert message.startswith("argument `days`: input should be a valid integer")
+    assert message.endswith("; accepted: city, days")
+
+
+def test_arguments_that_are_not_an_object_are_refused() -> None:
+    with pytest.raises(ArgumentError, match="must be a JSON object"):
+        Tool.from_func(numpy_style).validate_arguments(["Oslo"])
+
+
+def test_var_keyword_parameters_accept_extra_arguments() -> None:
+    def log(message: str, **fields: str) -> str:
+        """Logs."""
+        return message
+
+    tool = Tool.from_func(log)
+    assert tool.parameters["additionalProperties"] is True
+    assert tool.validate_arguments({"message": "m", "user": "u"}) == {"message": "m", "user": "u"}
+
+
+def test_var_positional_parameters_cannot_be_a_tool() -> None:
+    def spread(*items: str) -> str:
+        """Spreads."""
+        return ""
+
+    with pytest.raises(TypeError, match="cannot be filled by a model"):
+        Tool.from_func(spread)
+
+
+def test_a_pydantic_model_can_describe_the_arguments() -> None:
+    class Args(BaseModel):
+        """Search arguments."""
+
+        query: str
+        limit: int = 10
+
+    def search(query: str, limit: int = 10) -> str:
+        return query
+
+    tool = Tool.from_func(search, model=Args)
+    assert tool.description == "Search arguments."
+    assert tool.validate_arguments({"query": "x"}) == {"query": "x", "limit": 10}
+
+
+def test_a_tool_from_a_bare_schema_checks_required_and_unexpected_names() -> None:
+    tool = Tool(
+        lambda **kw: kw,
+        "echo",
+        "Echoes.",
+        {
+            "type": "object",
+            "properties": {"a": {}},
+            "required": ["a"],
+            "additionalProperties": False,
+        },
+    )
+    with pytest.raises(
+        ArgumentError, match="missing required argument `a`; unexpected argument `b`"
+    ):
+        tool.validate_arguments({"b": 1})
+
+
+def test_an_unresolvable_type_hint_is_a_clear_error_at_registration() -> None:
+    class Local(BaseModel):
+        x: int
+
+    def use(value: Local) -> int:
+        """Uses a class defined in a function."""
+        return value.x
+
+    with pytest.raises(TypeError, match="the type hint 'Local' cannot be resolved"):
+        Tool.from_func(use)
+
+
+def test_async_functions_are_marked_async() -> None:
+    async def fetch(url: str) -> str:
+        """Fetches."""
+        return url
+
+    assert Tool.from_func(fetch).is_async
+
+
+def test_a_bad_tool_name_is_refused() -> None:
+    with pytest.raises(ValueError, match="tool name"):
+        Tool(lambda: None, "has space", "", {"type": "object"})
