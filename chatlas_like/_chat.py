@@ -14,11 +14,12 @@ from typing import Any, Literal, TypeVar, overload
 
 from ._callbacks import CallbackList
 from ._content import Content, ContentToolRequest
-from ._drive import drive, drive_async
+from ._drive import Sender, drive, drive_async
 from ._echo import Echo, make_echo
 from ._expansion import apply_expansions
 from ._finalize import Finalizer, ResultHook
 from ._history import History, answer_dangling
+from ._limiter import Limiter
 from ._loop import Run, turn_loop
 from ._options import CallOptions, ChatOptions
 from ._tokens import record_usage
@@ -77,6 +78,7 @@ class Chat:
             apply_expansions,
         ]
         self._pool = WorkerPool(keep_idle=self.options.max_concurrency)
+        self._limiter = Limiter()
         if turns:
             self.set_turns(turns)
 
@@ -278,8 +280,8 @@ class Chat:
         ChatResponse
             The answer's text (``str(response)``).
         """
-        run, opts = self._run(args, echo, "text", stream, kwargs, options)
-        response = ChatResponse(drive(turn_loop(run, _prompt(args)), self.provider, *opts))
+        run, sender = self._run(args, echo, "text", stream, kwargs, options)
+        response = ChatResponse(drive(turn_loop(run, _prompt(args)), sender))
         response.get_content()
         return response
 
@@ -326,8 +328,8 @@ class Chat:
         **options
             Per-call :class:`ChatOptions` overrides.
         """
-        run, opts = self._run(args, echo, content, True, kwargs, options)
-        return ChatStream(drive(turn_loop(run, _prompt(args)), self.provider, *opts))
+        run, sender = self._run(args, echo, content, True, kwargs, options)
+        return ChatStream(drive(turn_loop(run, _prompt(args)), sender))
 
     async def chat_async(
         self,
@@ -338,10 +340,8 @@ class Chat:
         **options: Any,
     ) -> ChatResponseAsync:
         """The async :meth:`chat`: tools run without blocking the event loop."""
-        run, opts = self._run(args, echo, "text", stream, kwargs, options)
-        response = ChatResponseAsync(
-            drive_async(turn_loop(run, _prompt(args)), self.provider, *opts)
-        )
+        run, sender = self._run(args, echo, "text", stream, kwargs, options)
+        response = ChatResponseAsync(drive_async(turn_loop(run, _prompt(args)), sender))
         await response.get_content()
         return response
 
@@ -354,8 +354,8 @@ class Chat:
         **options: Any,
     ) -> AsyncIterator[Any]:
         """The async :meth:`stream`: ``async for chunk in await chat.stream_async(...)``."""
-        run, opts = self._run(args, echo, content, True, kwargs, options)
-        return drive_async(turn_loop(run, _prompt(args)), self.provider, *opts)
+        run, sender = self._run(args, echo, content, True, kwargs, options)
+        return drive_async(turn_loop(run, _prompt(args)), sender)
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -367,7 +367,7 @@ class Chat:
         stream: bool,
         kwargs: dict[str, Any] | None,
         overrides: CallOptions | dict[str, Any],
-    ) -> tuple[Run, tuple[ToolContext, int]]:
+    ) -> tuple[Run, Sender]:
         if content not in ("text", "all"):
             raise ValueError(f"content must be 'text' or 'all', got {content!r}")
         options = self.options.merged(overrides)
@@ -399,7 +399,7 @@ class Chat:
             max_concurrency=options.max_concurrency,
             timeout=options.tool_timeout,
         )
-        return run, (tools, options.max_retries)
+        return run, Sender(self.provider, tools, options.max_retries, self._limiter)
 
     def _finalizer(self, options: ChatOptions) -> Finalizer:
         return Finalizer(
@@ -411,6 +411,12 @@ class Chat:
 
     def _record_usage(self, tokens: TokenUsage) -> None:
         record_usage(self.provider.name, self.provider.model, tokens)
+
+    def close(self) -> None:
+        """Release the provider's pooled connections (also done when the chat is collected)."""
+        close: Any = getattr(self.provider, "close", None)
+        if callable(close):
+            close()
 
     def copy(self) -> Chat:
         """A copy with its own history (deep-copied); provider and tools are shared."""

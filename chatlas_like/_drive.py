@@ -11,20 +11,31 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Generator, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
+from ._errors import RateLimitError
+from ._limiter import Limiter
 from ._loop import END, ModelCall, RunTools, _NextEvent
 from ._retry import retry_delay
 from ._tool_runner import ToolContext, ToolsDone, run_tools
 from ._workers import submit_to_background
 from .providers._base import AsyncEventStream, EventStream, Provider
 
-__all__ = ["drive", "drive_async"]
+__all__ = ["Sender", "drive", "drive_async"]
 
 
-def drive(
-    loop: Generator[Any, Any, None], provider: Provider, tools: ToolContext, max_retries: int
-) -> Iterator[Any]:
+@dataclass(frozen=True, slots=True)
+class Sender:
+    """What the drivers need besides the loop: the provider, tools, retry policy, gate."""
+
+    provider: Provider
+    tools: ToolContext
+    max_retries: int = 3
+    limiter: Limiter = field(default_factory=Limiter)
+
+
+def drive(loop: Generator[Any, Any, None], sender: Sender) -> Iterator[Any]:
     """Run ``loop`` with blocking I/O, yielding what it emits."""
     reply: Any = None
     error: BaseException | None = None
@@ -44,9 +55,9 @@ def drive(
                     if events is not None:
                         events.close()
                     events = None
-                    events = _open(provider, step.body, max_retries)
+                    events = _open(sender, step.body)
                 elif type(step) is RunTools:
-                    reply = _run_tools_blocking(step.requests, tools)
+                    reply = _run_tools_blocking(step.requests, sender.tools)
                 else:
                     yield step
             except BaseException as e:
@@ -57,9 +68,7 @@ def drive(
             events.close()
 
 
-async def drive_async(
-    loop: Generator[Any, Any, None], provider: Provider, tools: ToolContext, max_retries: int
-) -> AsyncIterator[Any]:
+async def drive_async(loop: Generator[Any, Any, None], sender: Sender) -> AsyncIterator[Any]:
     """Run ``loop`` with ``await``, yielding what it emits."""
     reply: Any = None
     error: BaseException | None = None
@@ -79,10 +88,9 @@ async def drive_async(
                     if events is not None:
                         await events.aclose()
                     events = None
-                    events = await _open_async(provider, step.body, max_retries)
+                    events = await _open_async(sender, step.body)
                 elif type(step) is RunTools:
-                    done = await run_tools(step.requests, tools)
-                    reply = done
+                    reply = await run_tools(step.requests, sender.tools)
                 else:
                     yield step
             except BaseException as e:
@@ -93,32 +101,49 @@ async def drive_async(
             await events.aclose()
 
 
-def _open(provider: Provider, body: dict[str, Any], max_retries: int) -> EventStream:
+def _open(sender: Sender, body: dict[str, Any]) -> EventStream:
     attempt = 0
     while True:
+        wait = sender.limiter.reserve()
+        if wait > 0:
+            time.sleep(wait)
         try:
-            return provider.open(body)
+            return sender.provider.open(body)
         except Exception as e:
-            delay = retry_delay(attempt, e, max_retries)
-            if delay is None:
-                raise
-        time.sleep(delay)
+            delay = _retry(sender, attempt, e)
+        if delay > 0:
+            time.sleep(delay)
         attempt += 1
 
 
-async def _open_async(
-    provider: Provider, body: dict[str, Any], max_retries: int
-) -> AsyncEventStream:
+async def _open_async(sender: Sender, body: dict[str, Any]) -> AsyncEventStream:
     attempt = 0
     while True:
+        wait = sender.limiter.reserve()
+        if wait > 0:
+            await asyncio.sleep(wait)
         try:
-            return await provider.open_async(body)
+            return await sender.provider.open_async(body)
         except Exception as e:
-            delay = retry_delay(attempt, e, max_retries)
-            if delay is None:
-                raise
-        await asyncio.sleep(delay)
+            delay = _retry(sender, attempt, e)
+        if delay > 0:
+            await asyncio.sleep(delay)
         attempt += 1
+
+
+def _retry(sender: Sender, attempt: int, error: Exception) -> float:
+    """Seconds this request waits before its retry, or re-raise ``error``.
+
+    A rate limit pauses every request through the limiter (the whole batch slows
+    down); other failures back off this request alone.
+    """
+    delay = retry_delay(attempt, error, sender.max_retries)
+    if delay is None:
+        raise error
+    if isinstance(error, RateLimitError) or getattr(error, "retry_after", None) is not None:
+        sender.limiter.pause(delay)
+        return 0.0
+    return delay
 
 
 def _run_tools_blocking(requests: list[Any], tools: ToolContext) -> ToolsDone:

@@ -157,7 +157,15 @@ class AnthropicProvider:
             import anthropic
 
             self._client = anthropic.Anthropic(**self._client_args())
+            # Pooled connections close with the provider, not at the GC's leisure.
+            weakref.finalize(self, _close_quietly, self._client)
         return self._client
+
+    def close(self) -> None:
+        """Close the pooled connection of the sync client (async ones close with their loop)."""
+        if self._client is not None:
+            _close_quietly(self._client)
+            self._client = None
 
     async def _async_client(self) -> Any:
         # Connections belong to the event loop that opened them: one client per loop,
@@ -223,6 +231,11 @@ class _AsyncEvents:
     async def aclose(self) -> None:
         with suppress(Exception):  # the connection is being dropped anyway
             await self._close()
+
+
+def _close_quietly(client: Any) -> None:
+    with suppress(Exception):
+        client.close()
 
 
 async def _close_with_loop(client: Any) -> AsyncIterator[None]:
