@@ -4,6 +4,7 @@ Importing the package loads neither the anthropic SDK, pandas, numpy, pydantic, 
 nor htmltools; each loads when first needed.
 """
 
+from ._batch import batch_chat, batch_chat_completed, batch_chat_structured, batch_chat_text
 from ._callbacks import Allow, Deny
 from ._chat import Chat, ChatResponse, ChatResponseAsync, ChatStream
 from ._content import (
@@ -42,6 +43,12 @@ from ._errors import (
     ToolRejectError,
 )
 from ._options import CallOptions, ChatOptions
+from ._parallel import (
+    StructuredChatResult,
+    parallel_chat,
+    parallel_chat_structured,
+    parallel_chat_text,
+)
 from ._serialize import from_json, to_json
 from ._tokens import ModelUsage, token_usage
 from ._tool_result import ContentToolResult
@@ -95,6 +102,7 @@ __all__ = [
     "RestoredToolError",
     "ServerError",
     "StreamInterruptedError",
+    "StructuredChatResult",
     "SystemTurn",
     "TokenUsage",
     "Tool",
@@ -103,7 +111,14 @@ __all__ = [
     "ToolRejectError",
     "Turn",
     "UserTurn",
+    "batch_chat",
+    "batch_chat_completed",
+    "batch_chat_structured",
+    "batch_chat_text",
     "from_json",
+    "parallel_chat",
+    "parallel_chat_structured",
+    "parallel_chat_text",
     "to_json",
     "token_usage",
 ]

@@ -152,6 +152,28 @@ class AnthropicProvider:
             page = self._sync_client().models.list(limit=1000)
             return [ModelInfo(m.id, m.display_name, str(m.created_at)) for m in page.data]
 
+    # -- message batches (sync: a batch is polled over minutes or hours) -------------------
+
+    def batch_create(self, requests: list[dict[str, Any]]) -> dict[str, Any]:
+        """Submit ``[{"custom_id": ..., "params": body}, ...]``; the batch as a dict."""
+        with sdk_errors():
+            batch = self._sync_client().messages.batches.create(requests=requests)
+            return batch.to_dict(mode="json")
+
+    def batch_retrieve(self, batch_id: str) -> dict[str, Any]:
+        """The batch's current state (``processing_status``, ``request_counts``...)."""
+        with sdk_errors():
+            return self._sync_client().messages.batches.retrieve(batch_id).to_dict(mode="json")
+
+    def batch_results(self, batch_id: str) -> list[dict[str, Any]]:
+        """The results of an ended batch, in the order the API sends them."""
+        with sdk_errors():
+            lines = self._sync_client().messages.batches.results(batch_id)
+            try:
+                return [line.to_dict(mode="json") for line in lines]
+            finally:
+                lines.close()
+
     def _sync_client(self) -> Any:
         if self._client is None:
             import anthropic

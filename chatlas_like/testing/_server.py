@@ -1,7 +1,8 @@
 """A real HTTP server on 127.0.0.1 that speaks Anthropic's Messages API.
 
 ``POST /v1/messages`` (JSON or server-sent events, as the request asks),
-``POST /v1/messages/count_tokens`` and ``GET /v1/models``. Requests to ``/v1/messages``
+``POST /v1/messages/count_tokens``, ``GET /v1/models`` and the Message Batches routes
+(``server.batches``, see :mod:`chatlas_like.testing._batches`). Requests to ``/v1/messages``
 are checked by the rules of :mod:`chatlas_like.testing._validator` first; a violation
 gets a 400 (or 413) in Anthropic's error shape, as from the real API. Every request is
 logged in ``server.requests`` for assertions.
@@ -25,6 +26,7 @@ from typing import Any, Protocol, cast
 
 import orjson
 
+from ._batches import MessageBatches
 from ._scripted import Counters, Reply, Response, ScriptedModel, render_reply
 from ._validator import Rejection, validate_request
 
@@ -99,6 +101,7 @@ class LoopbackServer:
         self.no_prefill_models = tuple(no_prefill_models)
         self.requests: list[RecordedRequest] = []
         self.counters = Counters()
+        self.batches = MessageBatches(self)
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -161,7 +164,7 @@ class LoopbackServer:
                     )
                 except Rejection as r:
                     return _error(r.status, r.error_type, r.message)
-        response = self.backend.handle(request, self.counters)
+        response = self.batches.handle(request) or self.backend.handle(request, self.counters)
         if response is not None:
             return response
         if request.path == "/v1/messages/count_tokens" and request.method == "POST":

@@ -1,0 +1,368 @@
+"""Anthropic's Message Batches API: many prompts at half the price, answered within a day.
+
+``batch_chat(chat, prompts, path)`` builds one request per prompt (the chat's turns,
+system prompt, tools and model parameters, then the prompt), submits them as one
+batch, polls until the batch ends, and returns one chat per prompt, in input order.
+
+The job lives in the JSON file at ``path``: the batch (id and status) once submitted,
+then the results once downloaded. A later call with the same chat and prompts, from
+this process or another, carries on from there (polls, never submits again); a file
+written for another job is refused, by fingerprints of the model, the prompts and the
+requests. The submission itself is not repeated on failure (a timed-out create may have
+created a batch); status polls and the download are retried like model calls.
+
+A batch runs no tools: an answer asking for tools is returned with its requests
+unanswered (the next ``chat()`` answers them as not run), with a warning. A request
+that errored, expired or was canceled gives None, with a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkable
+
+import orjson
+
+from ._chat import Chat
+from ._parallel import Prompt, StructuredOutput, prompt_turn_contents
+from ._retry import retry_delay
+from ._turn import AssistantTurn, UserTurn
+from .providers._anthropic_wire import message_events
+from .providers._base import Provider, RequestSpec
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["batch_chat", "batch_chat_completed", "batch_chat_structured", "batch_chat_text"]
+
+ChatT = TypeVar("ChatT", bound=Chat)
+BaseModelT = TypeVar("BaseModelT", bound="BaseModel")
+T = TypeVar("T")
+PathLike = str | os.PathLike[str]
+
+STATE_VERSION = 1
+MAX_POLL_INTERVAL = 60.0
+
+
+@runtime_checkable
+class BatchProvider(Protocol):
+    """A provider with a message batch API (``ChatAnthropic``'s)."""
+
+    def batch_create(self, requests: list[dict[str, Any]]) -> dict[str, Any]: ...
+    def batch_retrieve(self, batch_id: str) -> dict[str, Any]: ...
+    def batch_results(self, batch_id: str) -> list[dict[str, Any]]: ...
+
+
+def batch_chat(
+    chat: ChatT,
+    prompts: Sequence[Prompt],
+    path: PathLike,
+    wait: bool = True,
+    *,
+    poll_interval: float = 5.0,
+) -> list[ChatT | None] | None:
+    """Answer many prompts through the Message Batches API, one conversation each.
+
+    Parameters
+    ----------
+    chat
+        The configured chat; each prompt continues a copy of it. ``chat`` is unchanged.
+    prompts
+        One prompt per request: a string or content object, or a list of them.
+    path
+        A JSON file holding the job's state. Call again with the same path (from any
+        process) to pick the job up where it was: polling, not submitting again.
+    wait
+        Wait until the batch ends (default). With False, poll once and return None
+        if it is still running.
+    poll_interval
+        Seconds before the second poll; the interval grows to at most a minute.
+
+    Returns
+    -------
+    list or None
+        One chat per prompt, in input order (None where the request errored, expired
+        or was canceled); None when ``wait=False`` and the batch is still running.
+
+    Examples
+    --------
+    >>> chats = batch_chat(chat, ["Capital of France?", "Capital of Peru?"], "capitals.json")
+    >>> [str(c.get_last_turn()) for c in chats if c is not None]
+    """
+    job = _BatchJob(chat, prompts, path)
+    if not job.run(wait, poll_interval):
+        return None
+    return [job.chat_for(i, turn) for i, turn in enumerate(job.answers())]
+
+
+def batch_chat_text(
+    chat: Chat,
+    prompts: Sequence[Prompt],
+    path: PathLike,
+    wait: bool = True,
+    *,
+    poll_interval: float = 5.0,
+) -> list[str | None] | None:
+    """Like :func:`batch_chat`, returning the text of each answer (None where it failed)."""
+    chats = batch_chat(chat, prompts, path, wait, poll_interval=poll_interval)
+    if chats is None:
+        return None
+    return [_answer_text(c) for c in chats]
+
+
+def batch_chat_structured(
+    chat: Chat,
+    prompts: Sequence[Prompt],
+    path: PathLike,
+    data_model: type[BaseModelT],
+    wait: bool = True,
+    *,
+    poll_interval: float = 5.0,
+) -> list[BaseModelT | None] | None:
+    """Like :func:`batch_chat`, extracting data of ``data_model`` from each prompt.
+
+    Parameters
+    ----------
+    data_model
+        A pydantic model class: the shape of the data to extract.
+    chat, prompts, path, wait, poll_interval
+        As for :func:`batch_chat`.
+
+    Returns
+    -------
+    list or None
+        One instance of ``data_model`` per prompt, in input order (None, with a
+        warning, where the request failed or its data does not validate); None when
+        ``wait=False`` and the batch is still running.
+    """
+    structured = StructuredOutput(data_model)
+    job = _BatchJob(chat, prompts, path, structured)
+    if not job.run(wait, poll_interval):
+        return None
+    return [
+        None if turn is None else _validated(i, turn, structured)
+        for i, turn in enumerate(job.answers())
+    ]
+
+
+def batch_chat_completed(chat: Chat, prompts: Sequence[Prompt], path: PathLike) -> bool:
+    """Whether the batch job at ``path`` has ended (polling once if it is running).
+
+    False when nothing was submitted yet. The chat and prompts must be those of the job
+    (a structured job's data model is not checked).
+    """
+    job = _BatchJob(chat, prompts, path, check_data_model=False)
+    if job.batch is None:
+        return False
+    return job.results is not None or job.poll()
+
+
+# -- the job ---------------------------------------------------------------------------------
+
+
+class _BatchJob:
+    """One batch job: its requests, and its state in the file at ``path``."""
+
+    def __init__(
+        self,
+        chat: Chat,
+        prompts: Sequence[Prompt],
+        path: PathLike,
+        structured: StructuredOutput[Any] | None = None,
+        *,
+        check_data_model: bool = True,
+    ) -> None:
+        provider = chat.provider
+        if not isinstance(provider, BatchProvider):
+            raise TypeError(
+                f"batch_chat needs a provider with a batch API (ChatAnthropic); "
+                f"{type(provider).__name__} has none"
+            )
+        self.chat = chat
+        self.api: BatchProvider = provider
+        self.path = Path(path)
+        self.translator: Provider = provider if structured is None else structured.wrap(provider)
+        self.user_turns = [UserTurn(prompt_turn_contents(p)) for p in prompts]
+        if not self.user_turns:
+            raise ValueError("batch_chat needs at least one prompt")
+        self.requests = [
+            {"custom_id": _custom_id(i), "params": self._params(self.translator, turn)}
+            for i, turn in enumerate(self.user_turns)
+        ]
+        self.fingerprint = {
+            "provider": provider.name,
+            "model": provider.model,
+            "prompts": _digest([repr(t.contents) for t in self.user_turns]),
+            "requests": _digest([self._params(provider, t) for t in self.user_turns]),
+            "data_model": None if structured is None else _digest(structured.tool),
+        }
+        self.batch: dict[str, Any] | None = None
+        self.results: list[dict[str, Any]] | None = None
+        self._load(check_data_model)
+
+    def _params(self, provider: Provider, turn: UserTurn) -> dict[str, Any]:
+        spec = RequestSpec(
+            system_prompt=self.chat.system_prompt,
+            tools=self.chat.get_tools(),
+            stream=False,
+            params=dict(self.chat._params),
+        )
+        body = provider.build_request([*self.chat.get_turns(), turn], spec)
+        body.pop("stream", None)  # a batch request is never streamed
+        return body
+
+    # -- state file ------------------------------------------------------------------------
+
+    def _load(self, check_data_model: bool) -> None:
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        try:
+            loaded: Any = orjson.loads(self.path.read_bytes())
+        except orjson.JSONDecodeError as e:
+            raise ValueError(f"{self.path} is not a batch state file: {e}") from None
+        state = cast(dict[str, Any], loaded) if isinstance(loaded, dict) else {}
+        if state.get("version") != STATE_VERSION:
+            raise ValueError(f"{self.path} is not a batch state file (version {STATE_VERSION})")
+        stored: dict[str, Any] = state.get("fingerprint") or {}
+        keys = [k for k in self.fingerprint if check_data_model or k != "data_model"]
+        differ = [k for k in keys if stored.get(k) != self.fingerprint[k]]
+        if differ:
+            raise ValueError(
+                f"{self.path} holds another batch job (its {', '.join(differ)} differ from "
+                "this call's): pass another path, or delete the file to submit this job"
+            )
+        self.batch = state.get("batch")
+        self.results = state.get("results")
+
+    def _save(self) -> None:
+        state = {
+            "version": STATE_VERSION,
+            "fingerprint": self.fingerprint,
+            "batch": self.batch,
+            "results": self.results,
+        }
+        partial = self.path.with_name(self.path.name + ".partial")
+        partial.write_bytes(orjson.dumps(state, option=orjson.OPT_INDENT_2))
+        os.replace(partial, self.path)  # another process never reads half a file
+
+    # -- steps -----------------------------------------------------------------------------
+
+    def run(self, wait: bool, poll_interval: float) -> bool:
+        """Submit, poll, download as needed; whether the results are here."""
+        if self.results is not None:
+            return True
+        if self.batch is None:
+            self.batch = self.api.batch_create(self.requests)
+            self._save()
+        interval = poll_interval
+        while not self.poll():
+            if not wait:
+                return False
+            time.sleep(interval)
+            interval = min(interval * 1.5, MAX_POLL_INTERVAL)
+        self.results = self._retried(self.api.batch_results, self._batch_id())
+        self._save()
+        return True
+
+    def poll(self) -> bool:
+        """Refresh the batch's status; whether it has ended."""
+        self.batch = self._retried(self.api.batch_retrieve, self._batch_id())
+        self._save()
+        return self.batch.get("processing_status") == "ended"
+
+    def _batch_id(self) -> str:
+        assert self.batch is not None
+        return str(self.batch["id"])
+
+    def _retried(self, call: Callable[[str], T], batch_id: str) -> T:
+        # Batch endpoints have their own rate limits: a 429 here backs off this job
+        # alone and does not pause the chat's model calls.
+        attempt = 0
+        while True:
+            try:
+                return call(batch_id)
+            except Exception as e:
+                delay = retry_delay(attempt, e, self.chat.options.max_retries)
+                if delay is None:
+                    raise
+            time.sleep(delay)
+            attempt += 1
+
+    # -- results ---------------------------------------------------------------------------
+
+    def answers(self) -> list[AssistantTurn | None]:
+        """The answer to each prompt, in input order; None (with a warning) where none."""
+        assert self.results is not None
+        by_id: dict[str, dict[str, Any]] = {
+            str(r.get("custom_id")): r.get("result") or {} for r in self.results
+        }
+        return [self._answer(i, by_id.get(_custom_id(i))) for i in range(len(self.user_turns))]
+
+    def _answer(self, index: int, result: dict[str, Any] | None) -> AssistantTurn | None:
+        if result is None:
+            _warn(f"prompt {index}: the batch has no result for it")
+            return None
+        kind = result.get("type")
+        if kind != "succeeded":
+            _warn(f"prompt {index}: the batch request {kind}{_error_detail(result)}")
+            return None
+        accumulator = self.translator.accumulator()
+        for event in message_events(result["message"]):
+            accumulator.feed(event)
+        return accumulator.turn()
+
+    def chat_for(self, index: int, answer: AssistantTurn | None) -> Any:
+        """A copy of the chat holding the prompt and its answer (None without an answer)."""
+        if answer is None:
+            return None
+        chat = self.chat.copy()
+        chat._history.replace([*chat._history.turns, self.user_turns[index], answer])
+        requests = answer.tool_requests
+        if requests:
+            names = ", ".join(sorted({r.name for r in requests}))
+            _warn(
+                f"prompt {index}: the model asked for tools ({names}), which a batch does not "
+                "run; its chat ends with the requests unanswered (use parallel_chat to run tools)"
+            )
+        return chat
+
+
+def _validated(
+    index: int, turn: AssistantTurn, structured: StructuredOutput[BaseModelT]
+) -> BaseModelT | None:
+    try:
+        return structured.extract(turn)
+    except ValueError as e:  # pydantic's ValidationError is a ValueError
+        _warn(f"prompt {index}: its data does not fit {structured.data_model.__name__}: {e}")
+        return None
+
+
+def _answer_text(chat: Chat | None) -> str | None:
+    if chat is None:
+        return None
+    turn = chat.get_last_turn()
+    return None if turn is None else turn.text
+
+
+def _custom_id(index: int) -> str:
+    return f"prompt-{index}"
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _error_detail(result: dict[str, Any]) -> str:
+    outer: dict[str, Any] = result.get("error") or {}
+    inner: dict[str, Any] = outer.get("error") or outer
+    message = inner.get("message")
+    return f" ({inner.get('type', 'error')}: {message})" if message else ""
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, UserWarning, stacklevel=2)

@@ -1,0 +1,483 @@
+"""Many independent conversations at once: ``parallel_chat`` and its two variants.
+
+Each prompt gets its own conversation: a :meth:`Chat.copy` of the configured chat
+(tools, system prompt, options, model parameters, the turns so far) with its own history
+and run id. The whole turn loop runs in each, tool rounds included, so one conversation
+waiting for its tools never holds up another. Results come back in input order.
+
+Load is bounded two ways. ``max_active`` conversations are in progress at once (a
+conversation keeps its slot across its tool rounds, so this also bounds how many run
+tools at the same time). Every request of the batch passes one gate, a limiter spacing
+sends to ``rpm`` per minute and joined to the chat's own limiter: when the provider
+answers one conversation with 429 and a retry-after, every conversation of the batch
+(and the chat itself) waits that long before its next send.
+
+Structured output (``parallel_chat_structured``, and the batch variant in
+:mod:`chatlas_like._batch`) is done here with a forced tool call: a small provider
+wrapper adds a tool whose input schema is the data model's, forces the model to call
+it, and turns that call back into a :class:`ContentJson`, so the turn loop sees an
+answer, not a tool request. It stands in until ``chat_structured`` (a ``data_model``
+parameter of the chat verbs) lands; then these functions should use that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
+
+from ._chat import Chat
+from ._content import Content, ContentJson, ContentToolRequest
+from ._limiter import Limiter
+from ._turn import AssistantTurn, Turn
+from .providers._base import Accumulator, AsyncEventStream, EventStream, Provider, RequestSpec
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = [
+    "StructuredChatResult",
+    "parallel_chat",
+    "parallel_chat_structured",
+    "parallel_chat_text",
+]
+
+ChatT = TypeVar("ChatT", bound=Chat)
+BaseModelT = TypeVar("BaseModelT", bound="BaseModel")
+R = TypeVar("R")
+Prompt = str | Content | Sequence[str | Content]
+OnError = Literal["return", "continue", "stop"]
+_ON_ERROR = ("return", "continue", "stop")
+
+
+@dataclass(frozen=True, slots=True)
+class StructuredChatResult(Generic[BaseModelT, ChatT]):
+    """One result of :func:`parallel_chat_structured`: the data and its conversation.
+
+    Attributes
+    ----------
+    data
+        The extracted data, an instance of the data model.
+    chat
+        The conversation it came from.
+    """
+
+    data: BaseModelT
+    chat: ChatT
+
+
+# -- parallel_chat ---------------------------------------------------------------------------
+
+
+@overload
+async def parallel_chat(
+    chat: ChatT,
+    prompts: Sequence[Prompt],
+    *,
+    max_active: int = 10,
+    rpm: int | None = 500,
+    on_error: Literal["stop"],
+    kwargs: dict[str, Any] | None = None,
+) -> list[ChatT]: ...
+@overload
+async def parallel_chat(
+    chat: ChatT,
+    prompts: Sequence[Prompt],
+    *,
+    max_active: int = 10,
+    rpm: int | None = 500,
+    on_error: Literal["continue"],
+    kwargs: dict[str, Any] | None = None,
+) -> list[ChatT | Exception]: ...
+@overload
+async def parallel_chat(
+    chat: ChatT,
+    prompts: Sequence[Prompt],
+    *,
+    max_active: int = 10,
+    rpm: int | None = 500,
+    on_error: Literal["return"] = "return",
+    kwargs: dict[str, Any] | None = None,
+) -> list[ChatT | Exception | None]: ...
+
+
+async def parallel_chat(
+    chat: Chat,
+    prompts: Sequence[Prompt],
+    *,
+    max_active: int = 10,
+    rpm: int | None = 500,
+    on_error: OnError = "return",
+    kwargs: dict[str, Any] | None = None,
+) -> list[Any]:
+    """Hold one conversation per prompt, many at once, each with the chat's tools.
+
+    Parameters
+    ----------
+    chat
+        The configured chat. Each prompt continues a copy of it (its own history and run
+        id); ``chat`` itself is not changed.
+    prompts
+        One prompt per conversation: a string or content object, or a list of them.
+    max_active
+        Conversations in progress at once (a conversation keeps its slot while its
+        tools run).
+    rpm
+        Requests per minute across the batch; None for no spacing. A 429 with a
+        retry-after on any conversation pauses them all.
+    on_error
+        When a conversation fails: ``"return"`` (default) starts no new conversation,
+        lets those in progress finish, and returns; ``"continue"`` carries on with every
+        prompt; ``"stop"`` cancels those in progress and raises the first error.
+    kwargs
+        Extra request parameters for every model call.
+
+    Returns
+    -------
+    list
+        One entry per prompt, in input order: the conversation (a :class:`Chat`), the
+        exception that ended it, or None if it was never started.
+
+    Examples
+    --------
+    >>> chats = await parallel_chat(chat, ["Capital of France?", "Capital of Peru?"])
+    >>> [str(c.get_last_turn()) for c in chats]
+    """
+    return await _converse_all(
+        chat,
+        prompts,
+        max_active=max_active,
+        rpm=rpm,
+        on_error=on_error,
+        kwargs=kwargs,
+        finish=_same_chat,
+    )
+
+
+@overload
+async def parallel_chat_text(
+    chat: Chat,
+    prompts: Sequence[Prompt],
+    *,
+    max_active: int = 10,
+    rpm: int | None = 500,
+    on_error: Literal["stop"],
+    kwargs: dict[str, Any] | None = None,
+) -> list[str]: ...
+@overload
+async def parallel_chat_text(
+    chat: Chat,
+    prompts: Sequence[Prompt],
+    *,
+    max_active: int = 10,
+    rpm: int | None = 500,
+    on_error: Literal["continue"],
+    kwargs: dict[str, Any] | None = None,
+) -> list[str | Exception]: ...
+@overload
+async def parallel_chat_text(
+    chat: Chat,
+    prompts: Sequence[Prompt],
+    *,
+    max_active: int = 10,
+    rpm: int | None = 500,
+    on_error: Literal["return"] = "return",
+    kwargs: dict[str, Any] | None = None,
+) -> list[str | Exception | None]: ...
+
+
+async def parallel_chat_text(
+    chat: Chat,
+    prompts: Sequence[Prompt],
+    *,
+    max_active: int = 10,
+    rpm: int | None = 500,
+    on_error: OnError = "return",
+    kwargs: dict[str, Any] | None = None,
+) -> list[Any]:
+    """Like :func:`parallel_chat`, returning the text of each conversation's last answer.
+
+    Parameters are those of :func:`parallel_chat`. Each entry is the text, the exception
+    that ended the conversation, or None if it was never started.
+    """
+    return await _converse_all(
+        chat,
+        prompts,
+        max_active=max_active,
+        rpm=rpm,
+        on_error=on_error,
+        kwargs=kwargs,
+        finish=_last_text,
+    )
+
+
+@overload
+async def parallel_chat_structured(
+    chat: ChatT,
+    prompts: Sequence[Prompt],
+    data_model: type[BaseModelT],
+    *,
+    max_active: int = 10,
+    rpm: int | None = 500,
+    on_error: Literal["stop"],
+    kwargs: dict[str, Any] | None = None,
+) -> list[StructuredChatResult[BaseModelT, ChatT]]: ...
+@overload
+async def parallel_chat_structured(
+    chat: ChatT,
+    prompts: Sequence[Prompt],
+    data_model: type[BaseModelT],
+    *,
+    max_active: int = 10,
+    rpm: int | None = 500,
+    on_error: Literal["continue"],
+    kwargs: dict[str, Any] | None = None,
+) -> list[StructuredChatResult[BaseModelT, ChatT] | Exception]: ...
+@overload
+async def parallel_chat_structured(
+    chat: ChatT,
+    prompts: Sequence[Prompt],
+    data_model: type[BaseModelT],
+    *,
+    max_active: int = 10,
+    rpm: int | None = 500,
+    on_error: Literal["return"] = "return",
+    kwargs: dict[str, Any] | None = None,
+) -> list[StructuredChatResult[BaseModelT, ChatT] | Exception | None]: ...
+
+
+async def parallel_chat_structured(
+    chat: Chat,
+    prompts: Sequence[Prompt],
+    data_model: type[BaseModelT],
+    *,
+    max_active: int = 10,
+    rpm: int | None = 500,
+    on_error: OnError = "return",
+    kwargs: dict[str, Any] | None = None,
+) -> list[Any]:
+    """Like :func:`parallel_chat`, extracting data of ``data_model`` from each prompt.
+
+    Parameters
+    ----------
+    data_model
+        A pydantic model class: the shape of the data to extract.
+    chat, prompts, max_active, rpm, on_error, kwargs
+        As for :func:`parallel_chat`.
+
+    Returns
+    -------
+    list
+        One entry per prompt, in input order: a :class:`StructuredChatResult` (``.data``
+        and ``.chat``), the exception that ended the conversation (data that does not
+        validate is one), or None if it was never started.
+    """
+    structured = StructuredOutput(data_model)
+
+    def finish(conversation: Chat) -> StructuredChatResult[BaseModelT, Chat]:
+        return StructuredChatResult(structured.extract(conversation.get_last_turn()), conversation)
+
+    return await _converse_all(
+        chat,
+        prompts,
+        max_active=max_active,
+        rpm=rpm,
+        on_error=on_error,
+        kwargs=kwargs,
+        finish=finish,
+        structured=structured,
+    )
+
+
+def _same_chat(conversation: ChatT) -> ChatT:
+    return conversation
+
+
+def _last_text(conversation: Chat) -> str:
+    turn = conversation.get_last_turn()
+    return turn.text if turn is not None else ""
+
+
+async def _converse_all(
+    chat: ChatT,
+    prompts: Sequence[Prompt],
+    *,
+    max_active: int,
+    rpm: int | None,
+    on_error: OnError,
+    kwargs: dict[str, Any] | None,
+    finish: Callable[[ChatT], R],
+    structured: StructuredOutput[Any] | None = None,
+) -> list[R | Exception | None]:
+    if on_error not in _ON_ERROR:
+        raise ValueError(f"on_error must be 'return', 'continue' or 'stop', got {on_error!r}")
+    if max_active < 1:
+        raise ValueError("max_active must be at least 1")
+    turns = [prompt_turn_contents(p) for p in prompts]  # bad prompts fail before any send
+    results: list[R | Exception | None] = [None] * len(turns)
+    if not turns:
+        return results
+    limiter = BatchLimiter(rpm, chat._limiter)
+    queue = iter(range(len(turns)))
+    stopped = False
+
+    async def converse(index: int) -> R:
+        conversation = cast(ChatT, chat.copy())
+        conversation._limiter = limiter
+        if structured is not None:
+            conversation.provider = structured.wrap(chat.provider)
+        try:
+            await conversation.chat_async(*turns[index], echo="none", kwargs=kwargs)
+        finally:
+            conversation.provider = chat.provider
+        return finish(conversation)
+
+    async def worker() -> None:
+        nonlocal stopped
+        for index in queue:  # shared: each index is taken by one worker, in input order
+            if stopped:
+                return
+            try:
+                results[index] = await converse(index)
+            except Exception as error:
+                results[index] = error
+                if on_error == "stop":
+                    raise
+                stopped = stopped or on_error == "return"
+
+    workers = [asyncio.create_task(worker()) for _ in range(min(max_active, len(turns)))]
+    try:
+        await asyncio.gather(*workers)
+    except BaseException:
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
+    return results
+
+
+def prompt_turn_contents(prompt: Prompt) -> list[str | Content]:
+    """One prompt as the contents of its user turn (a list is several pieces)."""
+    if isinstance(prompt, (str, Content)):
+        return [prompt]
+    if isinstance(prompt, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
+        pieces = list(prompt)
+        if pieces and all(isinstance(p, (str, Content)) for p in pieces):
+            return pieces
+    raise TypeError(
+        f"a prompt is a string, a content object, or a non-empty list of them; got {prompt!r}"
+    )
+
+
+class BatchLimiter(Limiter):
+    """A batch's own request spacing, joined to the chat's limiter.
+
+    A send waits for both gates; a pause (a 429's retry-after) holds both, so the whole
+    batch and the chat it came from slow down together.
+    """
+
+    def __init__(
+        self, rpm: float | None, parent: Limiter, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        super().__init__(rpm, clock)
+        self.parent = parent
+
+    def reserve(self) -> float:
+        own = super().reserve()
+        return max(own, self.parent.reserve())
+
+    def pause(self, seconds: float) -> None:
+        super().pause(seconds)
+        self.parent.pause(seconds)
+
+
+# -- structured output by a forced tool call (until chat_structured lands) -------------------
+
+STRUCTURED_TOOL = "_structured_output"
+
+
+class StructuredOutput(Generic[BaseModelT]):
+    """Ask for data of ``data_model`` with a forced tool call, and read it back."""
+
+    def __init__(self, data_model: type[BaseModelT]) -> None:
+        self.data_model = data_model
+        self.tool: dict[str, Any] = {
+            "name": STRUCTURED_TOOL,
+            "description": "Give your answer as data of this schema. "
+            + (data_model.__doc__ or "").strip(),
+            "input_schema": data_model.model_json_schema(),
+        }
+
+    def wrap(self, provider: Provider) -> _StructuredProvider:
+        """``provider`` asking for this data on every request."""
+        return _StructuredProvider(provider, self.tool)
+
+    def extract(self, turn: Turn | None) -> BaseModelT:
+        """The data of an answer, validated; raises ``ValueError`` if there is none."""
+        found = [c.value for c in (turn.contents if turn else []) if isinstance(c, ContentJson)]
+        if len(found) != 1:
+            raise ValueError(f"expected one structured answer, the model gave {len(found)}")
+        return self.data_model.model_validate(found[0])
+
+
+class _StructuredProvider:
+    """A provider forcing the structured tool; the call comes back as ``ContentJson``."""
+
+    def __init__(self, inner: Provider, tool: dict[str, Any]) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.model = inner.model
+        self._tool = tool
+
+    def build_request(self, turns: Sequence[Turn], spec: RequestSpec) -> dict[str, Any]:
+        body = self.inner.build_request(turns, spec)
+        body["tools"] = [*body.get("tools", ()), self._tool]
+        body["tool_choice"] = {"type": "tool", "name": STRUCTURED_TOOL}
+        return body
+
+    def accumulator(self) -> Accumulator:
+        return _StructuredAccumulator(self.inner.accumulator())
+
+    def open(self, body: dict[str, Any]) -> EventStream:
+        return self.inner.open(body)
+
+    async def open_async(self, body: dict[str, Any]) -> AsyncEventStream:
+        return await self.inner.open_async(body)
+
+
+class _StructuredAccumulator:
+    __slots__ = ("_inner", "complete")
+
+    def __init__(self, inner: Accumulator) -> None:
+        self._inner = inner
+        self.complete = False
+
+    def feed(self, event: dict[str, Any]) -> str | Content | None:
+        out = self._inner.feed(event)
+        self.complete = self._inner.complete
+        return _as_data(out) if isinstance(out, Content) else out
+
+    def turn(self) -> AssistantTurn:
+        return _data_turn(self._inner.turn())
+
+    def partial_turn(self) -> AssistantTurn | None:
+        turn = self._inner.partial_turn()
+        return None if turn is None else _data_turn(turn)
+
+
+def _as_data(content: Content) -> Content:
+    if type(content) is ContentToolRequest and content.name == STRUCTURED_TOOL:
+        return ContentJson(content.arguments)
+    return content
+
+
+def _data_turn(turn: AssistantTurn) -> AssistantTurn:
+    contents = [_as_data(c) for c in turn.contents]
+    finish = turn.finish_reason
+    if finish == "tool_use" and not any(type(c) is ContentToolRequest for c in contents):
+        finish = "end_turn"
+    return AssistantTurn(
+        contents, tokens=turn.tokens, finish_reason=finish, completion=turn.completion
+    )
