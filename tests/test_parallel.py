@@ -126,13 +126,21 @@ def test_on_error_stop_raises_without_waiting_for_conversations_in_flight(serve:
         release.wait(10)
         return 2 * x
 
-    def script(body: Mapping[str, Any]) -> Reply:
-        if prompt_of(body) == "fail" and not started.wait(10):
-            return Reply.error(500, "api_error", "the tool never started")
-        return by_prompt(body)
+    def gate() -> str:
+        """Returns once the other conversation's tool is running."""
+        assert started.wait(10)
+        return "open"
 
-    chat = make_chat(serve(script), max_retries=0)
+    def script(body: Mapping[str, Any]) -> Reply:
+        if prompt_of(body) != "fail":
+            return by_prompt(body)
+        if any(b.get("type") == "tool_result" for b in last_user_blocks(body)):
+            return Reply.error(400, "invalid_request_error", "this prompt is refused")
+        return Reply.tool_call("gate", {})
+
+    chat = make_chat(serve(script))
     chat.register_tool(double)
+    chat.register_tool(gate)
     try:
         with pytest.raises(BadRequestError, match="this prompt is refused"):
             asyncio.run(parallel_chat(chat, ["double 1", "fail"], rpm=FAST, on_error="stop"))
