@@ -40,6 +40,7 @@ class Reply:
     drop_stop: bool = False
     usage: Mapping[str, int] | None = None
     delay: float = 0.0
+    event_delay: float = 0.0
 
     @classmethod
     def text(cls, text: str, *, chunks: int | None = None, stop_reason: str = "end_turn") -> Reply:
@@ -102,6 +103,10 @@ class Reply:
         """Wait ``delay`` seconds before answering."""
         return replace(self, delay=delay)
 
+    def drip(self, seconds: float) -> Reply:
+        """Send each stream event on its own, ``seconds`` apart (a slow stream)."""
+        return replace(self, event_delay=seconds)
+
 
 @dataclass(slots=True)
 class Response:
@@ -116,6 +121,7 @@ class Response:
     cut_after: int | None = None
     garble_at: int | None = None
     delay: float = 0.0
+    event_delay: float = 0.0
 
 
 class Counters:
@@ -172,6 +178,7 @@ def render_reply(reply: Reply, body: Mapping[str, Any], counters: Counters) -> R
         cut_after=reply.cut_after,
         garble_at=reply.garble_at,
         delay=reply.delay,
+        event_delay=reply.event_delay,
     )
 
 

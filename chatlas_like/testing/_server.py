@@ -25,6 +25,7 @@ from typing import Any, Protocol, cast
 
 import orjson
 
+from .._workers import leave_signals_to_main_thread
 from ._scripted import Counters, Reply, Response, ScriptedModel, render_reply
 from ._validator import Rejection, validate_request
 
@@ -114,7 +115,7 @@ class LoopbackServer:
 
     def start(self) -> LoopbackServer:
         handler = type("Handler", (_Handler,), {"server_state": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = _QuietServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
@@ -171,6 +172,18 @@ class LoopbackServer:
         if request.path.startswith("/v1/models") and request.method == "GET":
             return Response(json=_models_page())
         return _error(404, "not_found_error", f"no route for {request.method} {request.path}")
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """Serves from threads that leave Ctrl-C to the program's main thread."""
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        leave_signals_to_main_thread()
+        super().serve_forever(poll_interval)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        leave_signals_to_main_thread()
+        super().process_request_thread(request, client_address)
 
 
 def _error(status: int, error_type: str, message: str) -> Response:
@@ -263,7 +276,11 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             buffer.append(data)
             size += len(data)
-            if size >= _CHUNK_BYTES:
+            if response.event_delay:
+                self._chunk(b"".join(buffer))
+                buffer, size = [], 0
+                time.sleep(response.event_delay)
+            elif size >= _CHUNK_BYTES:
                 self._chunk(b"".join(buffer))
                 buffer, size = [], 0
         if buffer:
