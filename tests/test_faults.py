@@ -265,3 +265,28 @@ def test_a_loop_limit_leaves_a_history_the_next_chat_can_send(serve: Any) -> Non
     with pytest.raises(ToolLoopLimitError):
         chat.chat("Go", echo="none")
     assert str(chat.chat("Continue", echo="none")) == "fine"
+
+
+def test_a_reset_connection_is_retried(serve: Any) -> None:
+    server = serve([Reply.drop(), Reply.text("reconnected")])
+    chat = make_chat(server)
+    assert str(chat.chat("Hi", echo="none")) == "reconnected"
+    assert len(server.requests) == 2
+
+
+def test_an_error_event_mid_stream_keeps_the_partial_turn(serve: Any) -> None:
+    server = serve([Reply.text("one two three").failing_mid_stream(at=4), Reply.text("ok")])
+    chat = make_chat(server)
+    with pytest.raises(StreamInterruptedError, match="overloaded_error") as caught:
+        chat.chat("Count", echo="none")
+    assert isinstance(caught.value.__cause__, OverloadedError)
+    assert chat.get_turns()[-1].finish_reason == "incomplete"
+    assert_next_turn_works(server, chat)
+
+
+def test_an_error_event_before_any_content_is_the_providers_error(serve: Any) -> None:
+    server = serve([Reply.text("never").failing_mid_stream(at=1), Reply.text("ok")])
+    chat = make_chat(server)
+    with pytest.raises(OverloadedError):
+        chat.chat("Hi", echo="none")
+    assert chat.get_turns() == []

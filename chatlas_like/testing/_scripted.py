@@ -41,6 +41,8 @@ class Reply:
     usage: Mapping[str, int] | None = None
     delay: float = 0.0
     event_delay: float = 0.0
+    error_event_at: int | None = None
+    dropped: bool = False
 
     @classmethod
     def text(cls, text: str, *, chunks: int | None = None, stop_reason: str = "end_turn") -> Reply:
@@ -91,6 +93,15 @@ class Reply:
         """Send malformed data as stream event number ``at`` (0-based)."""
         return replace(self, garble_at=at)
 
+    def failing_mid_stream(self, at: int, error_type: str = "overloaded_error") -> Reply:
+        """Send an ``error`` event (as the API does when overloaded) as event ``at``."""
+        return replace(self, error_event_at=at, error_type=error_type)
+
+    @classmethod
+    def drop(cls) -> Reply:
+        """Close the connection without answering (a connection reset)."""
+        return cls(dropped=True)
+
     def without_stop(self) -> Reply:
         """End the stream cleanly but without its ``message_stop`` event."""
         return replace(self, drop_stop=True)
@@ -122,6 +133,7 @@ class Response:
     garble_at: int | None = None
     delay: float = 0.0
     event_delay: float = 0.0
+    dropped: bool = False
 
 
 class Counters:
@@ -140,6 +152,8 @@ class Counters:
 
 def render_reply(reply: Reply, body: Mapping[str, Any], counters: Counters) -> Response:
     """``reply`` as the response to ``body`` (JSON or stream, as the request asked)."""
+    if reply.dropped:
+        return Response(dropped=True)
     if reply.status >= 400:
         return Response(
             status=reply.status,
@@ -172,6 +186,12 @@ def render_reply(reply: Reply, body: Mapping[str, Any], counters: Counters) -> R
     if not body.get("stream"):
         return Response(json=message, delay=reply.delay)
     events = _events(message, blocks, reply)
+    if reply.error_event_at is not None:
+        error = {
+            "type": reply.error_type or "overloaded_error",
+            "message": "scripted mid-stream error",
+        }
+        events = [*events[: reply.error_event_at], {"type": "error", "error": error}]
     return Response(
         events=events,
         content_type="text/event-stream",

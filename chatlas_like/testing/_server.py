@@ -232,7 +232,9 @@ class _Handler(BaseHTTPRequestHandler):
         request.response_status = response.status
         if response.delay:
             time.sleep(response.delay)
-        if response.events is not None:
+        if response.dropped:
+            self._drop_connection()
+        elif response.events is not None:
             self._write_events(response)
         else:
             self._write_body(response)
