@@ -41,6 +41,7 @@ from ._errors import (
     ToolLoopLimitError,
     ToolRejectError,
 )
+from ._expansion import ExpansionWarning, MessageExpansion, expand
 from ._options import CallOptions, ChatOptions
 from ._serialize import from_json, to_json
 from ._tokens import ModelUsage, token_usage
@@ -81,7 +82,9 @@ __all__ = [
     "ContentUnknown",
     "Deny",
     "ExpansionError",
+    "ExpansionWarning",
     "HistoryError",
+    "MessageExpansion",
     "ModelUsage",
     "NotFoundError",
     "OverloadedError",
@@ -103,6 +106,7 @@ __all__ = [
     "ToolRejectError",
     "Turn",
     "UserTurn",
+    "expand",
     "from_json",
     "to_json",
     "token_usage",

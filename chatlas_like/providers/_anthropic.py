@@ -45,9 +45,23 @@ from ._base import ModelInfo, RequestSpec
 if TYPE_CHECKING:
     from .._chat import Chat
 
-__all__ = ["AnthropicProvider", "ChatAnthropic", "sdk_errors", "translate_error"]
+__all__ = [
+    "NO_PREFILL_MODELS",
+    "AnthropicProvider",
+    "ChatAnthropic",
+    "sdk_errors",
+    "translate_error",
+]
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
+# Models that reject a conversation ending with an assistant message (a prefill).
+NO_PREFILL_MODELS = (
+    "claude-opus-4-6",
+    "claude-sonnet-4-6",
+    "claude-opus-5",
+    "claude-sonnet-5",
+    "claude-haiku-5",
+)
 CacheTTL = Literal["5m", "1h", "none"]
 
 _STATUS_ERRORS: dict[int, type[ProviderError]] = {
@@ -80,6 +94,9 @@ class AnthropicProvider:
         ``"none"``.
     client_kwargs
         Extra arguments for the SDK client (``timeout``, ``default_headers``...).
+    prefill
+        Whether the model accepts a conversation ending with an assistant message;
+        None decides by model (see ``NO_PREFILL_MODELS``).
     """
 
     name = "anthropic"
@@ -93,6 +110,7 @@ class AnthropicProvider:
         base_url: str | None = None,
         cache: CacheTTL = "5m",
         client_kwargs: dict[str, Any] | None = None,
+        prefill: bool | None = None,
     ) -> None:
         if cache not in ("5m", "1h", "none"):
             raise ValueError(f"cache must be '5m', '1h' or 'none', got {cache!r}")
@@ -100,6 +118,7 @@ class AnthropicProvider:
         self.max_tokens = max_tokens
         self.base_url = base_url
         self.cache: CacheTTL = cache
+        self.prefill = prefill
         self._api_key = api_key
         self._client_kwargs = dict(client_kwargs or {})
         self._client: Any = None
@@ -119,6 +138,12 @@ class AnthropicProvider:
 
     def accumulator(self) -> AnthropicAccumulator:
         return AnthropicAccumulator()
+
+    def supports_prefill(self) -> bool:
+        """Whether the model accepts a conversation ending with an assistant message."""
+        if self.prefill is not None:
+            return self.prefill
+        return not self.model.startswith(NO_PREFILL_MODELS)
 
     # -- send ------------------------------------------------------------------------------
 
