@@ -311,12 +311,10 @@ async def _observe(result: ContentToolResult, ctx: ToolContext) -> ContentToolRe
         try:
             await call_maybe_async(callback, result)
         except Exception as e:
-            assert result.request is not None
-            return replace(
-                failed(result.request, ""),
-                error=f"on_tool_result callback `{callback_name(callback)}` failed: "
-                f"{describe_error(e)}",
-                value=result.value,
-                extra=result.extra,
+            message = (
+                f"on_tool_result callback `{callback_name(callback)}` failed: {describe_error(e)}"
+            )
+            return ContentToolResult(
+                value=result.value, error=message, extra=result.extra, request=result.request
             )
     return result

@@ -224,15 +224,14 @@ class _Events:
     __slots__ = ("_close", "_source")
 
     def __init__(self, source: Iterator[dict[str, Any]], close: Callable[[], Any]) -> None:
-        self._source = source
+        self._source = _translating(source)
         self._close = close
 
     def __iter__(self) -> _Events:
         return self
 
     def __next__(self) -> dict[str, Any]:
-        with sdk_errors():
-            return next(self._source)
+        return next(self._source)
 
     def close(self) -> None:
         with suppress(Exception):  # the connection is being dropped anyway
@@ -243,19 +242,31 @@ class _AsyncEvents:
     __slots__ = ("_close", "_source")
 
     def __init__(self, source: AsyncIterator[dict[str, Any]], close: Callable[[], Any]) -> None:
-        self._source = source
+        self._source = _translating_async(source)
         self._close = close
 
     def __aiter__(self) -> _AsyncEvents:
         return self
 
     async def __anext__(self) -> dict[str, Any]:
-        with sdk_errors():
-            return await anext(self._source)
+        return await anext(self._source)
 
     async def aclose(self) -> None:
         with suppress(Exception):  # the connection is being dropped anyway
             await self._close()
+
+
+def _translating(source: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    with sdk_errors():  # entered once per response, not once per event
+        yield from source
+
+
+async def _translating_async(
+    source: AsyncIterator[dict[str, Any]],
+) -> AsyncIterator[dict[str, Any]]:
+    with sdk_errors():
+        async for event in source:
+            yield event
 
 
 def _close_quietly(client: Any) -> None:
