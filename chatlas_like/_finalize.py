@@ -24,7 +24,7 @@ from ._model_format import FormatError
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
 
-__all__ = ["Finalizer", "ResultHook", "cut_to_bytes", "utf8_length"]
+__all__ = ["Finalizer", "ResultHook", "cut_to_bytes", "result_limit", "utf8_length"]
 
 ResultHook = Callable[[ContentToolResult, int], ContentToolResult | None]
 _CHUNK = 1 << 20
@@ -81,11 +81,16 @@ class Finalizer:
         return truncate(result, text, size, limit)
 
     def _limit_for(self, result: ContentToolResult) -> int:
-        if result.request is not None:
-            tool = self.tools.get(result.request.name)
-            if isinstance(tool, Tool) and tool.max_result_bytes is not None:
-                return tool.max_result_bytes
-        return self.max_result_bytes
+        name = result.request.name if result.request is not None else ""
+        return result_limit(self.tools, name, self.max_result_bytes)
+
+
+def result_limit(tools: Mapping[str, Tool | ToolBuiltIn], name: str, default: int) -> int:
+    """The ``max_result_bytes`` for results of tool ``name``: its own, else ``default``."""
+    tool = tools.get(name)
+    if isinstance(tool, Tool) and tool.max_result_bytes is not None:
+        return tool.max_result_bytes
+    return default
 
 
 def replace_lengths(result: ContentToolResult, original: int, stored: int) -> ContentToolResult:
