@@ -43,6 +43,15 @@ from ._errors import (
 )
 from ._options import CallOptions, ChatOptions
 from ._serialize import from_json, to_json
+from ._store import (
+    PostgresStore,
+    SqliteStore,
+    StoreError,
+    StoreWarning,
+    ToolResultRecord,
+    ToolResultStore,
+    open_store,
+)
 from ._tokens import ModelUsage, token_usage
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
@@ -87,6 +96,7 @@ __all__ = [
     "OverloadedError",
     "PermissionDeniedError",
     "PersistenceError",
+    "PostgresStore",
     "Provider",
     "ProviderConnectionError",
     "ProviderError",
@@ -94,6 +104,9 @@ __all__ = [
     "RequestTooLargeError",
     "RestoredToolError",
     "ServerError",
+    "SqliteStore",
+    "StoreError",
+    "StoreWarning",
     "StreamInterruptedError",
     "SystemTurn",
     "TokenUsage",
@@ -101,9 +114,12 @@ __all__ = [
     "ToolBuiltIn",
     "ToolLoopLimitError",
     "ToolRejectError",
+    "ToolResultRecord",
+    "ToolResultStore",
     "Turn",
     "UserTurn",
     "from_json",
+    "open_store",
     "to_json",
     "token_usage",
 ]
