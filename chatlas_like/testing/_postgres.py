@@ -78,10 +78,11 @@ class TemporaryPostgres:
     def create_database(self) -> str:
         """A new empty database; its URL."""
         import psycopg
+        from psycopg import sql
 
         name = f"test_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')  # the name is ours, not user input
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         return self.url(name)
 
     def stop(self) -> None:
