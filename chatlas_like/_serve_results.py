@@ -147,8 +147,13 @@ def serve(db: str, keys_file: str, *, host: str = "127.0.0.1", port: int = 8000)
     """Serve the read API with uvicorn until interrupted; prints the URL once listening."""
     import uvicorn
 
+    try:
+        keys = read_keys(keys_file)
+    except (OSError, ValueError) as e:
+        print(f"serve-results: {e}", file=sys.stderr)
+        return 2
     store = open_store(db)
-    app = create_app(store, read_keys(keys_file))
+    app = create_app(store, keys)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -163,5 +168,4 @@ def serve(db: str, keys_file: str, *, host: str = "127.0.0.1", port: int = 8000)
     finally:
         sock.close()
         store.close()
-    sys.stdout.flush()
     return 0

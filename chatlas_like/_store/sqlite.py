@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -269,5 +270,6 @@ def _to_ms(moment: datetime) -> int:
     return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
+@lru_cache(maxsize=4096)  # the rows of one batch share their dates
 def _from_ms(ms: int) -> datetime:
     return _EPOCH + timedelta(milliseconds=ms)

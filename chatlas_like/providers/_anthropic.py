@@ -158,6 +158,8 @@ class AnthropicProvider:
             import anthropic
 
             self._client = anthropic.Anthropic(**self._client_args())
+            # its pooled sockets close with the provider, not as ResourceWarnings at exit
+            weakref.finalize(self, self._client.close)
         return self._client
 
     async def _async_client(self) -> Any:

@@ -39,9 +39,16 @@ def _version_key(path: str) -> int:
 
 
 class TemporaryPostgres:
-    """A PostgreSQL server of its own: ``start()``, ``url()``, ``create_database()``, ``stop()``."""
+    """A PostgreSQL server of its own: ``start()``, ``url()``, ``create_database()``, ``stop()``.
 
-    def __init__(self) -> None:
+    Parameters
+    ----------
+    fsync
+        Make commits durable (off by default, as a test server needs no durability).
+    """
+
+    def __init__(self, *, fsync: bool = False) -> None:
+        self.fsync = fsync  # off by default: tests need no durability, and run faster
         self.port = 0
         self.directory: Path | None = None
         self._bin: Path | None = None
@@ -57,7 +64,9 @@ class TemporaryPostgres:
         data = self.directory / "data"
         self._run("initdb", "-D", str(data), "--auth=trust", "-U", "postgres", "-E", "UTF8")
         self.port = _free_port()
-        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.directory} -c fsync=off"
+        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.directory}"
+        if not self.fsync:
+            options += " -c fsync=off"
         self._run(
             "pg_ctl",
             "-D",
