@@ -17,6 +17,8 @@ from chatlas_like import (
     AssistantTurn,
     Chat,
     ChatAnthropic,
+    ContentImageInline,
+    ContentText,
     ContentToolResult,
     PersistenceError,
     RestoredToolError,
@@ -86,6 +88,54 @@ def test_a_loaded_chat_sends_the_same_next_request_byte_for_byte(
     loaded.chat("Once more", echo="none")
     original, restored = [r for r in server.requests if r.path == "/v1/messages"][2:4]
     assert restored.raw == original.raw
+
+
+def model() -> Any:
+    """Returns a pydantic model."""
+    from pydantic import BaseModel
+
+    class Forecast(BaseModel):
+        city: str
+        days: list[float]
+
+    return Forecast(city="Oslo", days=[1.5, 2.0])
+
+
+def array() -> Any:
+    """Returns a numpy array."""
+    import numpy as np
+
+    return np.arange(6, dtype=np.float32).reshape(2, 3) / 3
+
+
+def picture() -> ContentToolResult:
+    """Returns an image."""
+    pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+    return ContentToolResult(
+        value=[ContentImageInline("image/png", pixel), ContentText("a red pixel")],
+        model_format="as_is",
+    )
+
+
+def test_pydantic_numpy_and_image_results_load_and_send_the_same_request(
+    serve: Callable[..., Any], tmp_path: Path
+) -> None:
+    tools = [model, array, picture]
+    server = serve(
+        [Reply.tool_calls([("model", {}), ("array", {}), ("picture", {})])] + [Reply.text("ok")] * 3
+    )
+    chat = make_chat(server)
+    for tool in tools:
+        chat.register_tool(tool)
+    chat.chat("Go", echo="none")
+    assert [r.outcome for r in results_of(chat)] == ["success"] * 3
+    chat.save(tmp_path / "chat.json")
+    loaded = Chat.load(tmp_path / "chat.json", tools, api_key=TEST_KEY)
+    chat.chat("Next", echo="none")
+    loaded.chat("Next", echo="none")
+    original, restored = [r for r in server.requests if r.path == "/v1/messages"][2:4]
+    assert restored.raw == original.raw
+    assert b'"type":"image"' in restored.raw
 
 
 def test_a_loaded_chat_has_the_same_turns_run_and_settings(
