@@ -44,6 +44,15 @@ from ._errors import (
 from ._expansion import ExpansionWarning, MessageExpansion, expand
 from ._options import CallOptions, ChatOptions
 from ._serialize import from_json, to_json
+from ._store import (
+    PostgresStore,
+    SqliteStore,
+    StoreError,
+    StoreWarning,
+    ToolResultRecord,
+    ToolResultStore,
+    open_store,
+)
 from ._tokens import ModelUsage, token_usage
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
@@ -90,6 +99,7 @@ __all__ = [
     "OverloadedError",
     "PermissionDeniedError",
     "PersistenceError",
+    "PostgresStore",
     "Provider",
     "ProviderConnectionError",
     "ProviderError",
@@ -97,6 +107,9 @@ __all__ = [
     "RequestTooLargeError",
     "RestoredToolError",
     "ServerError",
+    "SqliteStore",
+    "StoreError",
+    "StoreWarning",
     "StreamInterruptedError",
     "SystemTurn",
     "TokenUsage",
@@ -104,10 +117,13 @@ __all__ = [
     "ToolBuiltIn",
     "ToolLoopLimitError",
     "ToolRejectError",
+    "ToolResultRecord",
+    "ToolResultStore",
     "Turn",
     "UserTurn",
     "expand",
     "from_json",
+    "open_store",
     "to_json",
     "token_usage",
 ]

@@ -44,6 +44,7 @@ from ._base import ModelInfo, RequestSpec
 
 if TYPE_CHECKING:
     from .._chat import Chat
+    from .._store import ToolResultStore
 
 __all__ = [
     "NO_PREFILL_MODELS",
@@ -401,6 +402,9 @@ def ChatAnthropic(
     api_key: str | None = None,
     base_url: str | None = None,
     kwargs: dict[str, Any] | None = None,
+    store: ToolResultStore | str | os.PathLike[str] | None = None,
+    tenant_id: str | None = None,
+    paging: bool = False,
     **options: Any,
 ) -> Chat:
     """Chat with an Anthropic Claude model.
@@ -421,6 +425,13 @@ def ChatAnthropic(
         Another endpoint, e.g. the loopback server of :mod:`chatlas_like.testing`.
     kwargs
         Extra arguments for the SDK client (``timeout``, ``default_headers``...).
+    store
+        A tool-result store, or its URL or file path: every tool result is kept there
+        as it is made (see :class:`~chatlas_like.ToolResultStore`).
+    tenant_id
+        Whose results they are in the store.
+    paging
+        Let the model read past the cut of a long result from the store.
     **options
         Chat options (see :class:`~chatlas_like.ChatOptions`), e.g. ``max_tool_rounds``.
 
@@ -439,4 +450,11 @@ def ChatAnthropic(
         cache=cache,
         client_kwargs=kwargs,
     )
-    return Chat(provider, system_prompt=system_prompt, **options)
+    return Chat(
+        provider,
+        system_prompt=system_prompt,
+        store=store,
+        tenant_id=tenant_id,
+        paging=paging,
+        **options,
+    )
