@@ -542,10 +542,10 @@ class Chat:
             close()
 
     def copy(self) -> Chat:
-        """A copy with its own history (deep-copied); provider and tools are shared."""
+        """A copy with its own history (deep-copied) and its own run; provider and tools
+        are shared. The copy's tool results are numbered from 1 in its new run."""
         new = _copy.copy(self)
         new._history = History(_copy.deepcopy(self._history.turns))
-        new._history.last_sequence = self._history.last_sequence
         new._tools = dict(self._tools)
         new._on_tool_request = self._on_tool_request.copy()
         new._on_tool_result = self._on_tool_result.copy()
