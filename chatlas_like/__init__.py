@@ -42,6 +42,7 @@ from ._errors import (
     ToolLoopLimitError,
     ToolRejectError,
 )
+from ._expansion import ExpansionWarning, MessageExpansion, expand
 from ._options import CallOptions, ChatOptions
 from ._parallel import (
     StructuredChatResult,
@@ -50,6 +51,15 @@ from ._parallel import (
     parallel_chat_text,
 )
 from ._serialize import from_json, to_json
+from ._store import (
+    PostgresStore,
+    SqliteStore,
+    StoreError,
+    StoreWarning,
+    ToolResultRecord,
+    ToolResultStore,
+    open_store,
+)
 from ._tokens import ModelUsage, token_usage
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
@@ -88,12 +98,15 @@ __all__ = [
     "ContentUnknown",
     "Deny",
     "ExpansionError",
+    "ExpansionWarning",
     "HistoryError",
+    "MessageExpansion",
     "ModelUsage",
     "NotFoundError",
     "OverloadedError",
     "PermissionDeniedError",
     "PersistenceError",
+    "PostgresStore",
     "Provider",
     "ProviderConnectionError",
     "ProviderError",
@@ -101,6 +114,9 @@ __all__ = [
     "RequestTooLargeError",
     "RestoredToolError",
     "ServerError",
+    "SqliteStore",
+    "StoreError",
+    "StoreWarning",
     "StreamInterruptedError",
     "StructuredChatResult",
     "SystemTurn",
@@ -109,13 +125,17 @@ __all__ = [
     "ToolBuiltIn",
     "ToolLoopLimitError",
     "ToolRejectError",
+    "ToolResultRecord",
+    "ToolResultStore",
     "Turn",
     "UserTurn",
     "batch_chat",
     "batch_chat_completed",
     "batch_chat_structured",
     "batch_chat_text",
+    "expand",
     "from_json",
+    "open_store",
     "parallel_chat",
     "parallel_chat_structured",
     "parallel_chat_text",

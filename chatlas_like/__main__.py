@@ -16,11 +16,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = commands.add_parser("demo", help="a tool-calling conversation (scripted model offline)")
     demo.add_argument("--live", action="store_true", help="ask Claude (needs ANTHROPIC_API_KEY)")
     demo.add_argument("--model", default=None, help="the Claude model for --live")
+    results = commands.add_parser(
+        "serve-results", help="serve stored tool results over HTTP, per tenant"
+    )
+    results.add_argument("--db", required=True, help="store URL or SQLite file path")
+    results.add_argument("--keys", required=True, help='JSON file {"KEY": "tenantId"}')
+    results.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    results.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from ._demo import run_demo
 
         return run_demo(live=args.live, model=args.model)
+    if args.command == "serve-results":
+        from ._serve_results import serve
+
+        return serve(args.db, args.keys, host=args.host, port=args.port)
     parser.error(f"unknown command {args.command}")  # pragma: no cover
     return 2  # pragma: no cover
 

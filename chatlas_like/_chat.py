@@ -9,6 +9,7 @@ once, in the loop, for all four.
 from __future__ import annotations
 
 import copy as _copy
+import os
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Literal, TypeVar, overload
 
@@ -17,11 +18,13 @@ from ._content import Content, ContentToolRequest
 from ._drive import Sender, drive, drive_async
 from ._echo import Echo, make_echo
 from ._expansion import apply_expansions
-from ._finalize import Finalizer, ResultHook
+from ._finalize import READ_MORE_TOOL, Finalizer, ResultHook
 from ._history import History, answer_dangling
 from ._limiter import Limiter
 from ._loop import Run, turn_loop
 from ._options import CallOptions, ChatOptions
+from ._store import ToolResultStore, open_store
+from ._store._attach import StoreAttachment
 from ._tokens import record_usage
 from ._tool_result import ContentToolResult
 from ._tool_runner import ToolContext
@@ -51,6 +54,15 @@ class Chat:
         The system prompt.
     turns
         Turns to start from.
+    store
+        A tool-result store (:class:`ToolResultStore`, or a URL or file path for
+        :func:`open_store`) that keeps every tool result of this chat as it is made.
+    tenant_id
+        Whose results they are in the store (the read API serves a tenant only its
+        own); None for none.
+    paging
+        Let the model read past the cut of a long result with the
+        ``read_tool_result`` tool (needs a store).
     **options
         Options from the table in :class:`ChatOptions` (``max_tool_rounds`` ...).
     """
@@ -61,6 +73,9 @@ class Chat:
         *,
         system_prompt: str | None = None,
         turns: Sequence[Turn] = (),
+        store: ToolResultStore | str | os.PathLike[str] | None = None,
+        tenant_id: str | None = None,
+        paging: bool = False,
         **options: Any,
     ) -> None:
         self.provider = provider
@@ -79,6 +94,11 @@ class Chat:
         ]
         self._pool = WorkerPool(keep_idle=self.options.max_concurrency)
         self._limiter = Limiter()
+        self._store: StoreAttachment | None = None
+        if store is not None:
+            self.attach_store(store, tenant_id=tenant_id, paging=paging)
+        elif tenant_id is not None or paging:
+            raise ValueError("tenant_id and paging need a store")
         if turns:
             self.set_turns(turns)
 
@@ -225,6 +245,100 @@ class Chat:
                 self._review = None
 
         return remove
+
+    # -- the tool-result store and saving ----------------------------------------------------
+
+    def attach_store(
+        self,
+        store: ToolResultStore | str | os.PathLike[str] | None,
+        *,
+        tenant_id: str | None = None,
+        paging: bool = False,
+    ) -> None:
+        """Keep every tool result of this chat in ``store``, from the next result on.
+
+        Parameters
+        ----------
+        store
+            A :class:`ToolResultStore`, a URL or path for :func:`open_store`, or None
+            to detach.
+        tenant_id
+            Whose results they are; None for none.
+        paging
+            Offer the model the ``read_tool_result`` tool to read past a cut.
+        """
+        if self._store is not None and self._store.paging:
+            self._tools.pop(READ_MORE_TOOL, None)
+        self._store = (
+            None if store is None else StoreAttachment(open_store(store), tenant_id, paging)
+        )
+        self._install_pager()
+
+    @property
+    def store(self) -> ToolResultStore | None:
+        """The attached tool-result store, if any."""
+        return self._store.store if self._store is not None else None
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Save the conversation to ``path``, atomically (see :mod:`chatlas_like._persist`).
+
+        Saved: provider, model, max_tokens, base_url, request parameters, options,
+        ``run_id``, system prompt, tool schemas (once) and turns. Never saved: the API
+        key, exception objects, pending message expansions, callbacks, the store.
+        """
+        from ._persist import save_chat
+
+        save_chat(self, path)
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        tools: Sequence[Callable[..., Any] | Tool | ToolBuiltIn] = (),
+        *,
+        provider: Provider | None = None,
+        api_key: str | None = None,
+        store: ToolResultStore | str | os.PathLike[str] | None = None,
+        tenant_id: str | None = None,
+        paging: bool = False,
+        **options: Any,
+    ) -> Chat:
+        """A chat saved by :meth:`save`, ready to continue.
+
+        Parameters
+        ----------
+        path
+            The saved file.
+        tools
+            The tools again (functions are not data); one warning names tools the
+            history calls that are missing here.
+        provider
+            A provider to use instead of the one rebuilt from the file.
+        api_key
+            The API key (never saved); the provider's environment variable otherwise.
+        store, tenant_id, paging
+            As for :class:`Chat` (a store is not saved with the chat).
+        **options
+            Options that replace the saved ones.
+
+        Raises
+        ------
+        PersistenceError
+            For a file that is empty, truncated, corrupt, not a saved chat, or of a
+            newer format version (the message names the version needed).
+        """
+        from ._persist import load_chat
+
+        return load_chat(
+            path,
+            tools,
+            provider=provider,
+            api_key=api_key,
+            store=store,
+            tenant_id=tenant_id,
+            paging=paging,
+            options=options,
+        )
 
     # -- options -----------------------------------------------------------------------------
 
@@ -407,7 +521,16 @@ class Chat:
             tools=self._tools,
             max_result_bytes=options.max_result_bytes,
             hooks=list(self._result_hooks),
+            keeper=self._store,
+            store_max_bytes=options.store_max_bytes,
         )
+
+    def _install_pager(self) -> None:
+        if self._store is not None and self._store.paging:
+            tool = self._store.paging_tool(
+                lambda: self._history.run_id, lambda: self.options.max_result_bytes
+            )
+            self._tools[tool.name] = tool
 
     def _record_usage(self, tokens: TokenUsage) -> None:
         record_usage(self.provider.name, self.provider.model, tokens)
@@ -419,16 +542,17 @@ class Chat:
             close()
 
     def copy(self) -> Chat:
-        """A copy with its own history (deep-copied); provider and tools are shared."""
+        """A copy with its own history (deep-copied) and its own run; provider and tools
+        are shared. The copy's tool results are numbered from 1 in its new run."""
         new = _copy.copy(self)
         new._history = History(_copy.deepcopy(self._history.turns))
-        new._history.last_sequence = self._history.last_sequence
         new._tools = dict(self._tools)
         new._on_tool_request = self._on_tool_request.copy()
         new._on_tool_result = self._on_tool_result.copy()
         new._params = dict(self._params)
         new._result_hooks = list(self._result_hooks)
         new._before_model_call = list(self._before_model_call)
+        new._install_pager()  # the copy pages through its own run
         return new
 
     def __repr__(self) -> str:

@@ -9,6 +9,7 @@ the async tool runner on the private background loop; ``drive_async()`` awaits i
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import time
 from collections.abc import AsyncIterator, Generator, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from ._workers import submit_to_background
 from .providers._base import AsyncEventStream, EventStream, Provider
 
 __all__ = ["Sender", "drive", "drive_async"]
+
+_POLL_SECONDS = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,9 +152,18 @@ def _retry(sender: Sender, attempt: int, error: Exception) -> float:
 def _run_tools_blocking(requests: list[Any], tools: ToolContext) -> ToolsDone:
     future, cancel = submit_to_background(lambda: run_tools(requests, tools))
     try:
-        return future.result()
+        return _wait(future)
     except BaseException as interrupt:  # Ctrl-C while tools run: collect what there is
         cancel()
         done = future.result()
         done.interrupt = interrupt
         return done
+
+
+def _wait(future: concurrent.futures.Future[ToolsDone]) -> ToolsDone:
+    # Short waits keep the main thread returning to Python, where signals are handled.
+    while True:
+        try:
+            return future.result(timeout=_POLL_SECONDS)
+        except concurrent.futures.TimeoutError:
+            continue

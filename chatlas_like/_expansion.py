@@ -37,10 +37,9 @@ import orjson
 
 from ._content import Content, ContentServerToolRequest, ContentServerToolResult, ContentText
 from ._errors import ExpansionError
-from ._finalize import utf8_length
+from ._finalize import result_limit, utf8_length
 from ._model_format import format_value
 from ._tool_result import ContentToolResult, ModelFormat
-from ._tools import Tool
 from ._turn import AssistantTurn, Turn, UserTurn
 
 if TYPE_CHECKING:
@@ -213,7 +212,7 @@ def _apply_one(
     kept = expansion.result_content if expansion.result_content is not None else result.value
     kept_value = format_value(kept, result.model_format)
     size = _size(kept_value) + sum(_size(c) for m in expansion.messages for c in m.contents)
-    limit = _limit(run, name)
+    limit = result_limit(run.tools, name, run.options.max_result_bytes)
     if size > limit:
         _warn(
             f"the expansion of `{name}` was not applied: its messages and result content "
@@ -235,13 +234,6 @@ def _apply_one(
 def _prefill_ok(run: Run) -> bool:
     supports: Any = getattr(run.provider, "supports_prefill", None)
     return bool(supports()) if callable(supports) else True
-
-
-def _limit(run: Run, name: str) -> int:
-    tool = run.tools.get(name) if run.tools else None
-    if isinstance(tool, Tool) and tool.max_result_bytes is not None:
-        return tool.max_result_bytes
-    return run.options.max_result_bytes
 
 
 def _size(value: Any) -> int:

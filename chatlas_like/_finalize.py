@@ -8,8 +8,12 @@ tool, a refusal, an interrupt repair):
 2. a value over ``max_result_bytes`` UTF-8 bytes (the tool's limit, else the chat's)
    is cut on a character boundary and a one-line notice is appended; the result records
    ``original_length``, ``stored_length`` and ``is_truncated``;
-3. it gets the next sequence number of the run, and the result hooks (the tool-result
-   store) see it with that number.
+3. it gets the next sequence number of the run, and the result hooks see it with that
+   number.
+
+A keeper (the tool-result store) sees each batch between steps 1 and 2, with every
+result's whole model-facing text, so it can keep more than the model reads; when it
+says the model may page through what it kept, the cut's notice tells the model how.
 """
 
 from __future__ import annotations
@@ -24,9 +28,34 @@ from ._model_format import FormatError
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
 
-__all__ = ["Finalizer", "ResultHook", "cut_to_bytes", "utf8_length"]
+__all__ = [
+    "READ_MORE_TOOL",
+    "Finalizer",
+    "Keeper",
+    "ResultHook",
+    "WholeResult",
+    "cut_to_bytes",
+    "result_limit",
+    "utf8_length",
+]
 
 ResultHook = Callable[[ContentToolResult, int], ContentToolResult | None]
+READ_MORE_TOOL = "read_tool_result"
+
+
+@dataclass(frozen=True, slots=True)
+class WholeResult:
+    """A result before the cut for the model, with its whole model-facing text."""
+
+    result: ContentToolResult
+    text: str
+    size: int
+    sequence: int
+
+
+Keeper = Callable[[str, Sequence[WholeResult], int], Sequence[int | None]]
+"""``keeper(run_id, batch, store_max_bytes)`` keeps a batch apart from the conversation;
+returns per result the bytes the model can page through, or None (no paging)."""
 _CHUNK = 1 << 20
 
 
@@ -47,9 +76,21 @@ def cut_to_bytes(text: str, limit: int) -> str:
     return head.encode()[:limit].decode(errors="ignore")
 
 
-def truncation_notice(original: int, kept: int) -> str:
-    """The line appended to a cut value."""
-    return f"\n[truncated: showing the first {kept:,} of {original:,} bytes of this tool result]"
+def truncation_notice(original: int, kept: int, more: str = "") -> str:
+    """The line appended to a cut value (``more``: how to read on, when paging is on)."""
+    return (
+        f"\n[truncated: showing the first {kept:,} of {original:,} bytes of this tool result{more}]"
+    )
+
+
+def read_more_hint(sequence: int, readable: int | None, kept: int) -> str:
+    """The notice's paging part: empty unless more than ``kept`` bytes can be read."""
+    if readable is None or readable <= kept:
+        return ""
+    return (
+        f"; {readable:,} bytes are stored: call {READ_MORE_TOOL}(sequence={sequence}, "
+        f"offset={kept}) to read on"
+    )
 
 
 @dataclass(slots=True)
@@ -60,32 +101,47 @@ class Finalizer:
     tools: Mapping[str, Tool | ToolBuiltIn]
     max_result_bytes: int
     hooks: Sequence[ResultHook] = field(default_factory=lambda: [])
+    keeper: Keeper | None = None
+    store_max_bytes: int = 10_000_000
 
     def __call__(self, results: list[ContentToolResult]) -> list[ContentToolResult]:
         sequences = self.history.next_sequences(len(results))
+        batch = [_whole(_formatted(r), n) for r, n in zip(results, sequences, strict=True)]
+        readable = self._keep(batch)
         final: list[ContentToolResult] = []
-        for result, sequence in zip(results, sequences, strict=True):
-            result = self._limit(_formatted(result))
+        for item, pageable in zip(batch, readable, strict=True):
+            result = self._limit(item, pageable)
             for hook in self.hooks:
-                result = hook(result, sequence) or result
+                result = hook(result, item.sequence) or result
             final.append(result)
         return final
 
-    def _limit(self, result: ContentToolResult) -> ContentToolResult:
-        limit = self._limit_for(result)
-        value = result.get_model_value()
-        text = value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
-        size = utf8_length(text)
-        if size <= limit:
-            return replace_lengths(result, size, size)
-        return truncate(result, text, size, limit)
+    def _keep(self, batch: list[WholeResult]) -> Sequence[int | None]:
+        if self.keeper is None or not batch:
+            return [None] * len(batch)
+        return self.keeper(self.history.run_id, batch, self.store_max_bytes)
+
+    def _limit(self, item: WholeResult, readable: int | None) -> ContentToolResult:
+        limit = self._limit_for(item.result)
+        if item.size <= limit:
+            return replace_lengths(item.result, item.size, item.size)
+
+        def more(kept: int) -> str:
+            return read_more_hint(item.sequence, readable, kept)
+
+        return truncate(item.result, item.text, item.size, limit, more)
 
     def _limit_for(self, result: ContentToolResult) -> int:
-        if result.request is not None:
-            tool = self.tools.get(result.request.name)
-            if isinstance(tool, Tool) and tool.max_result_bytes is not None:
-                return tool.max_result_bytes
-        return self.max_result_bytes
+        name = result.request.name if result.request is not None else ""
+        return result_limit(self.tools, name, self.max_result_bytes)
+
+
+def result_limit(tools: Mapping[str, Tool | ToolBuiltIn], name: str, default: int) -> int:
+    """The ``max_result_bytes`` for results of tool ``name``: its own, else ``default``."""
+    tool = tools.get(name)
+    if isinstance(tool, Tool) and tool.max_result_bytes is not None:
+        return tool.max_result_bytes
+    return default
 
 
 def replace_lengths(result: ContentToolResult, original: int, stored: int) -> ContentToolResult:
@@ -97,19 +153,31 @@ def replace_lengths(result: ContentToolResult, original: int, stored: int) -> Co
     )
 
 
-def truncate(result: ContentToolResult, text: str, size: int, limit: int) -> ContentToolResult:
+def truncate(
+    result: ContentToolResult,
+    text: str,
+    size: int,
+    limit: int,
+    more: Callable[[int], str] = lambda kept: "",
+) -> ContentToolResult:
     """``result`` cut to ``limit`` bytes of model-facing text, with the notice."""
-    notice = truncation_notice(size, limit)
+    notice = truncation_notice(size, limit, more(0))
     budget = max(0, limit - utf8_length(notice) - 32)  # room for the kept-size digits
     kept = cut_to_bytes(text, budget)
     kept_size = utf8_length(kept)
-    cut = kept + truncation_notice(size, kept_size)
+    cut = kept + truncation_notice(size, kept_size, more(kept_size))
     if utf8_length(cut) > limit:  # a limit smaller than the notice itself
         cut = cut_to_bytes(cut, limit)
     cut_size = utf8_length(cut)
     return result.with_model_value(
         cut, original_length=size, stored_length=cut_size, is_truncated=True
     )
+
+
+def _whole(result: ContentToolResult, sequence: int) -> WholeResult:
+    value = result.get_model_value()
+    text = value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
+    return WholeResult(result, text, utf8_length(text), sequence)
 
 
 def _formatted(result: ContentToolResult) -> ContentToolResult:

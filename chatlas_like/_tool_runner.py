@@ -23,7 +23,7 @@ import asyncio
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 from ._callbacks import Allow, CallbackList, Deny, call_maybe_async, callback_name
 from ._content import ContentToolRequest
@@ -66,7 +66,7 @@ class _Slot:
     tool: Tool | None = None
     kwargs: dict[str, Any] | None = None
     result: ContentToolResult | None = None
-    state: Literal["pending", "running", "done"] = "pending"
+    started: bool = False
     task: asyncio.Task[ContentToolResult] | None = None
 
 
@@ -77,21 +77,15 @@ class _Raised:
 
 async def run_tools(requests: list[ContentToolRequest], ctx: ToolContext) -> ToolsDone:
     """Run one turn's tool requests; see the module docstring."""
-    slots = [_Slot(request) for request in requests]
-    fatal: list[BaseException] = []
+    batch = _Batch([_Slot(request) for request in requests], ctx)
     try:
-        for slot in slots:
+        for slot in batch.slots:
             await _prepare(slot, ctx)
-        await _start_all(slots, ctx, fatal)
-        for slot in slots:
-            if slot.task is not None:
-                slot.result = await slot.task
-            if fatal and slot.result is None:
-                slot.result = refused(slot.request, INTERRUPTED_PENDING)
-            slot.result = await _observe(_require(slot.result), ctx)
+        await batch.start_all()
+        await batch.collect()
     except asyncio.CancelledError as cancelled:
-        return ToolsDone(_salvage(slots), interrupt=cancelled)
-    return ToolsDone([_require(slot.result) for slot in slots], fatal[0] if fatal else None)
+        return ToolsDone(batch.salvage(), interrupt=cancelled)
+    return ToolsDone([_require(slot.result) for slot in batch.slots], batch.fatal)
 
 
 def _require(result: ContentToolResult | None) -> ContentToolResult:
@@ -179,45 +173,93 @@ def _callback_failed(
 # -- running -------------------------------------------------------------------------------
 
 
-async def _start_all(slots: list[_Slot], ctx: ToolContext, fatal: list[BaseException]) -> None:
-    semaphore = asyncio.Semaphore(ctx.max_concurrency)
-    started: list[asyncio.Task[ContentToolResult]] = []
-    for slot in slots:
-        if slot.result is not None or slot.tool is None:
-            continue
-        if fatal:
-            break
-        if slot.tool.sequential:
-            if started:
-                await asyncio.wait(started)
-            slot.task = asyncio.create_task(_run_one(slot, ctx, semaphore, fatal))
-            await asyncio.wait([slot.task])
-            started = []
-        else:
-            slot.task = asyncio.create_task(_run_one(slot, ctx, semaphore, fatal))
-            started.append(slot.task)
+class _Batch:
+    """The accepted calls of one turn, run under one semaphore, stopped together."""
+
+    def __init__(self, slots: list[_Slot], ctx: ToolContext) -> None:
+        self.slots = slots
+        self.ctx = ctx
+        self.semaphore = asyncio.Semaphore(ctx.max_concurrency)
+        self.stopping = False
+        self.fatal: BaseException | None = None
+
+    async def start_all(self) -> None:
+        started: list[asyncio.Task[ContentToolResult]] = []
+        for slot in self.slots:
+            if slot.result is not None or slot.tool is None or self.stopping:
+                continue
+            if slot.tool.sequential:  # alone: after the running calls, before the next ones
+                if started:
+                    await asyncio.wait(started)
+                    started = []
+                slot.task = asyncio.create_task(self.run_one(slot))
+                await asyncio.wait([slot.task])
+            else:
+                slot.task = asyncio.create_task(self.run_one(slot))
+                started.append(slot.task)
+
+    async def run_one(self, slot: _Slot) -> ContentToolResult:
+        tool, kwargs = slot.tool, slot.kwargs
+        assert tool is not None and kwargs is not None
+        async with self.semaphore:
+            if self.stopping:
+                return refused(slot.request, INTERRUPTED_PENDING)
+            slot.started = True
+            timeout = tool.timeout if tool.timeout is not None else self.ctx.timeout
+            try:
+                outcome = await asyncio.wait_for(_invoke(tool, kwargs, self.ctx.pool), timeout)
+            except TimeoutError:
+                return failed(
+                    slot.request,
+                    f"`{tool.name}` timed out after {timeout:g} s; it was stopped waiting for.",
+                )
+            except asyncio.CancelledError:
+                self.stopping = True  # before the semaphore is released: nothing starts now
+                raise
+        if isinstance(outcome, _Raised) and not isinstance(outcome.error, Exception):
+            self.stop(outcome.error)  # Ctrl-C or SystemExit from the tool ends the batch
+        return _to_result(slot.request, outcome)
+
+    def stop(self, fatal: BaseException) -> None:
+        """Start nothing more and cancel the running calls; ``fatal`` is re-raised later."""
+        self.fatal = self.fatal or fatal
+        self.stopping = True
+        current = asyncio.current_task()
+        for slot in self.slots:
+            if slot.task is not None and slot.task is not current and not slot.task.done():
+                slot.task.cancel()
+
+    async def collect(self) -> None:
+        """Results in call order, each seen by ``on_tool_result`` as it is taken."""
+        for slot in self.slots:
+            if slot.task is not None:
+                await asyncio.wait([slot.task])
+                slot.result = _unfinished(slot) if slot.task.cancelled() else slot.task.result()
+            elif slot.result is None:
+                slot.result = refused(slot.request, INTERRUPTED_PENDING)
+            slot.result = await _observe(slot.result, self.ctx)
+
+    def salvage(self) -> list[ContentToolResult]:
+        """After a cancellation: what finished, and an answer for everything else."""
+        self.stopping = True
+        results: list[ContentToolResult] = []
+        for slot in self.slots:
+            task = slot.task
+            if task is not None and task.done() and not task.cancelled():
+                results.append(task.result())
+            elif task is None and slot.result is not None:
+                results.append(slot.result)
+            else:
+                results.append(_unfinished(slot))
+            if task is not None and not task.done():
+                task.cancel()
+        return results
 
 
-async def _run_one(
-    slot: _Slot, ctx: ToolContext, semaphore: asyncio.Semaphore, fatal: list[BaseException]
-) -> ContentToolResult:
-    tool, kwargs = slot.tool, slot.kwargs
-    assert tool is not None and kwargs is not None
-    async with semaphore:
-        if fatal:
-            return refused(slot.request, INTERRUPTED_PENDING)
-        slot.state = "running"
-        timeout = tool.timeout if tool.timeout is not None else ctx.timeout
-        try:
-            outcome = await asyncio.wait_for(_invoke(tool, kwargs, ctx.pool), timeout)
-        except TimeoutError:
-            return failed(
-                slot.request,
-                f"`{tool.name}` timed out after {timeout:g} s; it was stopped waiting for.",
-            )
-        finally:
-            slot.state = "done"
-    return _to_result(slot.request, outcome, fatal)
+def _unfinished(slot: _Slot) -> ContentToolResult:
+    if slot.started:
+        return failed(slot.request, INTERRUPTED_RUNNING)
+    return refused(slot.request, INTERRUPTED_PENDING)
 
 
 async def _invoke(tool: Tool, kwargs: dict[str, Any], pool: WorkerPool) -> Any:
@@ -249,15 +291,12 @@ def _call_sync(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         return _Raised(e)
 
 
-def _to_result(
-    request: ContentToolRequest, outcome: Any, fatal: list[BaseException]
-) -> ContentToolResult:
+def _to_result(request: ContentToolRequest, outcome: Any) -> ContentToolResult:
     if isinstance(outcome, _Raised):
         error = outcome.error
         if isinstance(error, ToolRejectError):
             return refused(request, error.reason)
         if not isinstance(error, Exception):
-            fatal.append(error)
             return failed(
                 request, f"The call was interrupted: the tool raised {type(error).__name__}."
             )
@@ -272,29 +311,10 @@ async def _observe(result: ContentToolResult, ctx: ToolContext) -> ContentToolRe
         try:
             await call_maybe_async(callback, result)
         except Exception as e:
-            assert result.request is not None
-            return replace(
-                failed(result.request, ""),
-                error=f"on_tool_result callback `{callback_name(callback)}` failed: "
-                f"{describe_error(e)}",
-                value=result.value,
-                extra=result.extra,
+            message = (
+                f"on_tool_result callback `{callback_name(callback)}` failed: {describe_error(e)}"
+            )
+            return ContentToolResult(
+                value=result.value, error=message, extra=result.extra, request=result.request
             )
     return result
-
-
-def _salvage(slots: list[_Slot]) -> list[ContentToolResult]:
-    results: list[ContentToolResult] = []
-    for slot in slots:
-        task = slot.task
-        if slot.result is not None and (task is None or task.done()):
-            results.append(slot.result)
-        elif task is not None and task.done() and not task.cancelled():
-            results.append(task.result())
-        elif slot.state == "running":
-            results.append(failed(slot.request, INTERRUPTED_RUNNING))
-        else:
-            results.append(refused(slot.request, INTERRUPTED_PENDING))
-        if task is not None and not task.done():
-            task.cancel()
-    return results

@@ -15,14 +15,27 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import queue
+import signal
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["WorkerPool", "background_loop", "submit_to_background"]
+__all__ = ["WorkerPool", "background_loop", "leave_signals_to_main_thread", "submit_to_background"]
 
 T = TypeVar("T")
 _IDLE_SECONDS = 30.0
+_MAIN_THREAD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def leave_signals_to_main_thread() -> None:
+    """Block Ctrl-C in the calling (helper) thread.
+
+    The kernel delivers a process signal to any thread that does not block it; if a
+    helper thread took SIGINT, a main thread blocked on a socket or a lock would only
+    see the KeyboardInterrupt once that wait ended on its own.
+    """
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, _MAIN_THREAD_SIGNALS)
 
 
 class WorkerPool:
@@ -51,6 +64,7 @@ class WorkerPool:
         return future
 
     def _worker(self) -> None:
+        leave_signals_to_main_thread()
         while True:
             try:
                 fn, future = self._work.get(timeout=_IDLE_SECONDS)
@@ -87,6 +101,7 @@ def background_loop() -> asyncio.AbstractEventLoop:
             ready = threading.Event()
 
             def run() -> None:
+                leave_signals_to_main_thread()
                 asyncio.set_event_loop(loop)
                 loop.call_soon(ready.set)
                 loop.run_forever()

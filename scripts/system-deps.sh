@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # System packages the tests need, installed only when missing (idempotent, no sudo prompt).
 set -euo pipefail
-packages=()
+packages=(postgresql)  # the postgres tests start their own server
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

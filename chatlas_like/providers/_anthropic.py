@@ -44,10 +44,25 @@ from ._base import ModelInfo, RequestSpec
 
 if TYPE_CHECKING:
     from .._chat import Chat
+    from .._store import ToolResultStore
 
-__all__ = ["AnthropicProvider", "ChatAnthropic", "sdk_errors", "translate_error"]
+__all__ = [
+    "NO_PREFILL_MODELS",
+    "AnthropicProvider",
+    "ChatAnthropic",
+    "sdk_errors",
+    "translate_error",
+]
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
+# Models that reject a conversation ending with an assistant message (a prefill).
+NO_PREFILL_MODELS = (
+    "claude-opus-4-6",
+    "claude-sonnet-4-6",
+    "claude-opus-5",
+    "claude-sonnet-5",
+    "claude-haiku-5",
+)
 CacheTTL = Literal["5m", "1h", "none"]
 
 _STATUS_ERRORS: dict[int, type[ProviderError]] = {
@@ -80,6 +95,9 @@ class AnthropicProvider:
         ``"none"``.
     client_kwargs
         Extra arguments for the SDK client (``timeout``, ``default_headers``...).
+    prefill
+        Whether the model accepts a conversation ending with an assistant message;
+        None decides by model (see ``NO_PREFILL_MODELS``).
     """
 
     name = "anthropic"
@@ -93,6 +111,7 @@ class AnthropicProvider:
         base_url: str | None = None,
         cache: CacheTTL = "5m",
         client_kwargs: dict[str, Any] | None = None,
+        prefill: bool | None = None,
     ) -> None:
         if cache not in ("5m", "1h", "none"):
             raise ValueError(f"cache must be '5m', '1h' or 'none', got {cache!r}")
@@ -100,6 +119,7 @@ class AnthropicProvider:
         self.max_tokens = max_tokens
         self.base_url = base_url
         self.cache: CacheTTL = cache
+        self.prefill = prefill
         self._api_key = api_key
         self._client_kwargs = dict(client_kwargs or {})
         self._client: Any = None
@@ -119,6 +139,12 @@ class AnthropicProvider:
 
     def accumulator(self) -> AnthropicAccumulator:
         return AnthropicAccumulator()
+
+    def supports_prefill(self) -> bool:
+        """Whether the model accepts a conversation ending with an assistant message."""
+        if self.prefill is not None:
+            return self.prefill
+        return not self.model.startswith(NO_PREFILL_MODELS)
 
     # -- send ------------------------------------------------------------------------------
 
@@ -221,15 +247,14 @@ class _Events:
     __slots__ = ("_close", "_source")
 
     def __init__(self, source: Iterator[dict[str, Any]], close: Callable[[], Any]) -> None:
-        self._source = source
+        self._source = _translating(source)
         self._close = close
 
     def __iter__(self) -> _Events:
         return self
 
     def __next__(self) -> dict[str, Any]:
-        with sdk_errors():
-            return next(self._source)
+        return next(self._source)
 
     def close(self) -> None:
         with suppress(Exception):  # the connection is being dropped anyway
@@ -240,19 +265,31 @@ class _AsyncEvents:
     __slots__ = ("_close", "_source")
 
     def __init__(self, source: AsyncIterator[dict[str, Any]], close: Callable[[], Any]) -> None:
-        self._source = source
+        self._source = _translating_async(source)
         self._close = close
 
     def __aiter__(self) -> _AsyncEvents:
         return self
 
     async def __anext__(self) -> dict[str, Any]:
-        with sdk_errors():
-            return await anext(self._source)
+        return await anext(self._source)
 
     async def aclose(self) -> None:
         with suppress(Exception):  # the connection is being dropped anyway
             await self._close()
+
+
+def _translating(source: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    with sdk_errors():  # entered once per response, not once per event
+        yield from source
+
+
+async def _translating_async(
+    source: AsyncIterator[dict[str, Any]],
+) -> AsyncIterator[dict[str, Any]]:
+    with sdk_errors():
+        async for event in source:
+            yield event
 
 
 def _close_quietly(client: Any) -> None:
@@ -387,6 +424,9 @@ def ChatAnthropic(
     api_key: str | None = None,
     base_url: str | None = None,
     kwargs: dict[str, Any] | None = None,
+    store: ToolResultStore | str | os.PathLike[str] | None = None,
+    tenant_id: str | None = None,
+    paging: bool = False,
     **options: Any,
 ) -> Chat:
     """Chat with an Anthropic Claude model.
@@ -407,6 +447,13 @@ def ChatAnthropic(
         Another endpoint, e.g. the loopback server of :mod:`chatlas_like.testing`.
     kwargs
         Extra arguments for the SDK client (``timeout``, ``default_headers``...).
+    store
+        A tool-result store, or its URL or file path: every tool result is kept there
+        as it is made (see :class:`~chatlas_like.ToolResultStore`).
+    tenant_id
+        Whose results they are in the store.
+    paging
+        Let the model read past the cut of a long result from the store.
     **options
         Chat options (see :class:`~chatlas_like.ChatOptions`), e.g. ``max_tool_rounds``.
 
@@ -425,4 +472,11 @@ def ChatAnthropic(
         cache=cache,
         client_kwargs=kwargs,
     )
-    return Chat(provider, system_prompt=system_prompt, **options)
+    return Chat(
+        provider,
+        system_prompt=system_prompt,
+        store=store,
+        tenant_id=tenant_id,
+        paging=paging,
+        **options,
+    )

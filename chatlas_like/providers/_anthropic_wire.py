@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -315,6 +316,8 @@ class AnthropicAccumulator:
     def _build(self, finish_reason: FinishReason) -> AssistantTurn:
         blocks = [self._blocks[i] for i in sorted(self._blocks)]
         contents = [b.content if b.content is not None else _finish_block(b) for b in blocks]
+        if self._stop_reason == "max_tokens":
+            contents = [_cut_by_max_tokens(c) for c in contents]
         usage = self._usage
         tokens = TokenUsage(
             input=int(usage.get("input_tokens") or 0),
@@ -359,6 +362,16 @@ def _finish_block(block: _Block) -> Content:
     if isinstance(kind, str) and kind.endswith("_tool_result") and "tool_use_id" in start:
         return ContentServerToolResult(str(start["tool_use_id"]), dict(start))
     return ContentUnknown(dict(start))
+
+
+def _cut_by_max_tokens(content: Content) -> Content:
+    if isinstance(content, ContentToolRequest) and content.parse_error is not None:
+        return replace(
+            content,
+            parse_error=f"The arguments of `{content.name}` were cut off by the max_tokens limit; "
+            "send the call again with shorter arguments.",
+        )
+    return content
 
 
 def _arguments(block: _Block, name: str) -> tuple[Any, str | None]:

@@ -16,6 +16,7 @@ logging every request::
 """
 
 from ._cassette import CassetteReplay, comparable, default_fixtures_dir
+from ._postgres import TemporaryPostgres
 from ._scripted import Reply, Response, ScriptedModel
 from ._server import Backend, LoopbackServer, RecordedRequest
 from ._validator import RULES, Rejection, validate_request
@@ -30,6 +31,7 @@ __all__ = [
     "Reply",
     "Response",
     "ScriptedModel",
+    "TemporaryPostgres",
     "comparable",
     "default_fixtures_dir",
     "validate_request",

@@ -40,6 +40,9 @@ class Reply:
     drop_stop: bool = False
     usage: Mapping[str, int] | None = None
     delay: float = 0.0
+    event_delay: float = 0.0
+    error_event_at: int | None = None
+    dropped: bool = False
 
     @classmethod
     def text(cls, text: str, *, chunks: int | None = None, stop_reason: str = "end_turn") -> Reply:
@@ -90,6 +93,15 @@ class Reply:
         """Send malformed data as stream event number ``at`` (0-based)."""
         return replace(self, garble_at=at)
 
+    def failing_mid_stream(self, at: int, error_type: str = "overloaded_error") -> Reply:
+        """Send an ``error`` event (as the API does when overloaded) as event ``at``."""
+        return replace(self, error_event_at=at, error_type=error_type)
+
+    @classmethod
+    def drop(cls) -> Reply:
+        """Close the connection without answering (a connection reset)."""
+        return cls(dropped=True)
+
     def without_stop(self) -> Reply:
         """End the stream cleanly but without its ``message_stop`` event."""
         return replace(self, drop_stop=True)
@@ -101,6 +113,10 @@ class Reply:
     def slowly(self, delay: float) -> Reply:
         """Wait ``delay`` seconds before answering."""
         return replace(self, delay=delay)
+
+    def drip(self, seconds: float) -> Reply:
+        """Send each stream event on its own, ``seconds`` apart (a slow stream)."""
+        return replace(self, event_delay=seconds)
 
 
 @dataclass(slots=True)
@@ -116,6 +132,8 @@ class Response:
     cut_after: int | None = None
     garble_at: int | None = None
     delay: float = 0.0
+    event_delay: float = 0.0
+    dropped: bool = False
 
 
 class Counters:
@@ -134,6 +152,8 @@ class Counters:
 
 def render_reply(reply: Reply, body: Mapping[str, Any], counters: Counters) -> Response:
     """``reply`` as the response to ``body`` (JSON or stream, as the request asked)."""
+    if reply.dropped:
+        return Response(dropped=True)
     if reply.status >= 400:
         return Response(
             status=reply.status,
@@ -166,12 +186,19 @@ def render_reply(reply: Reply, body: Mapping[str, Any], counters: Counters) -> R
     if not body.get("stream"):
         return Response(json=message, delay=reply.delay)
     events = _events(message, blocks, reply)
+    if reply.error_event_at is not None:
+        error = {
+            "type": reply.error_type or "overloaded_error",
+            "message": "scripted mid-stream error",
+        }
+        events = [*events[: reply.error_event_at], {"type": "error", "error": error}]
     return Response(
         events=events,
         content_type="text/event-stream",
         cut_after=reply.cut_after,
         garble_at=reply.garble_at,
         delay=reply.delay,
+        event_delay=reply.event_delay,
     )
 
 

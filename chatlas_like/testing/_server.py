@@ -26,6 +26,7 @@ from typing import Any, Protocol, cast
 
 import orjson
 
+from .._workers import leave_signals_to_main_thread
 from ._batches import MessageBatches
 from ._scripted import Counters, Reply, Response, ScriptedModel, render_reply
 from ._validator import Rejection, validate_request
@@ -117,7 +118,7 @@ class LoopbackServer:
 
     def start(self) -> LoopbackServer:
         handler = type("Handler", (_Handler,), {"server_state": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = _QuietServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
@@ -176,6 +177,18 @@ class LoopbackServer:
         return _error(404, "not_found_error", f"no route for {request.method} {request.path}")
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """Serves from threads that leave Ctrl-C to the program's main thread."""
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        leave_signals_to_main_thread()
+        super().serve_forever(poll_interval)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        leave_signals_to_main_thread()
+        super().process_request_thread(request, client_address)
+
+
 def _error(status: int, error_type: str, message: str) -> Response:
     return Response(
         status=status,
@@ -192,6 +205,7 @@ def _models_page() -> dict[str, Any]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out at once, not 40 ms apart
     server_state: LoopbackServer
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -222,7 +236,9 @@ class _Handler(BaseHTTPRequestHandler):
         request.response_status = response.status
         if response.delay:
             time.sleep(response.delay)
-        if response.events is not None:
+        if response.dropped:
+            self._drop_connection()
+        elif response.events is not None:
             self._write_events(response)
         else:
             self._write_body(response)
@@ -266,7 +282,11 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             buffer.append(data)
             size += len(data)
-            if size >= _CHUNK_BYTES:
+            if response.event_delay:
+                self._chunk(b"".join(buffer))
+                buffer, size = [], 0
+                time.sleep(response.event_delay)
+            elif size >= _CHUNK_BYTES:
                 self._chunk(b"".join(buffer))
                 buffer, size = [], 0
         if buffer:

@@ -1,0 +1,267 @@
+"""Saving a chat to a file and loading it back.
+
+One JSON document (orjson), versioned::
+
+    {"format": "chatlas_like.chat", "version": 1,
+     "provider": {"name": "anthropic", "model": ..., "max_tokens": ..., "base_url": ...,
+                  "cache": ...},
+     "params": {...}, "options": {...}, "run_id": "...", "last_sequence": 3,
+     "system_prompt": "...", "tools": [{"name": ..., "description": ...,
+     "input_schema": {...}}], "turns": {... the turns document of _serialize ...}}
+
+Each tool's schema is stored once, here, never with its results. What is never saved
+(the API key, exception objects, pending message expansions, callbacks, the store) is
+decided in :mod:`chatlas_like._serialize` and by what this module leaves out.
+
+Writes are atomic: the document goes to a temporary file in the same folder, which is
+flushed and fsynced, then renamed over the target, and the folder is fsynced; a process
+killed at any point leaves either the previous file or the new one, never a mix. A
+killed save may leave its temporary file (``.NAME.*.tmp``) beside the target.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import orjson
+
+from ._errors import PersistenceError
+from ._options import ChatOptions
+from ._serialize import TURNS_FORMAT, turns_from_data, turns_to_data
+from ._tools import Tool, ToolBuiltIn
+
+if TYPE_CHECKING:
+    from ._chat import Chat
+    from ._store import ToolResultStore
+    from .providers._base import Provider
+
+__all__ = ["CHAT_FORMAT", "CHAT_VERSION", "load_chat", "save_chat", "write_atomic"]
+
+CHAT_FORMAT = "chatlas_like.chat"
+CHAT_VERSION = 1
+_PROVIDER_SETTINGS = ("model", "max_tokens", "base_url", "cache")
+_REQUIRED = ("provider", "run_id", "turns")
+
+# Called with the temporary file's path after it is written and fsynced, before the
+# rename: a seam for tests that kill the process mid-save.
+before_replace: Callable[[Path], None] | None = None
+
+
+# -- saving ------------------------------------------------------------------------------------
+
+
+def save_chat(chat: Chat, path: str | os.PathLike[str]) -> None:
+    """Write ``chat`` to ``path`` atomically."""
+    try:
+        document = orjson.dumps(chat_document(chat))
+    except (orjson.JSONEncodeError, TypeError) as e:
+        raise PersistenceError(f"the chat cannot be saved: {e}") from e
+    write_atomic(Path(path), document)
+
+
+def chat_document(chat: Chat) -> dict[str, Any]:
+    """The document :func:`save_chat` writes."""
+    provider = chat.provider
+    settings: dict[str, Any] = {"name": provider.name}
+    for name in _PROVIDER_SETTINGS:
+        if hasattr(provider, name):
+            settings[name] = getattr(provider, name)
+    return {
+        "format": CHAT_FORMAT,
+        "version": CHAT_VERSION,
+        "provider": settings,
+        "params": dict(chat._params),
+        "options": asdict(chat.options),
+        "run_id": chat.run_id,
+        "last_sequence": chat._history.last_sequence,
+        "system_prompt": chat.system_prompt,
+        "tools": [_tool_data(t) for t in chat.get_tools()],
+        "turns": turns_to_data(chat.get_turns()),
+    }
+
+
+def _tool_data(tool: Tool | ToolBuiltIn) -> dict[str, Any]:
+    if isinstance(tool, ToolBuiltIn):
+        return {"name": tool.name, "builtin": tool.definition}
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` by ``data`` so that a crash leaves the old file or the new one."""
+    directory = path.parent
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    temp = Path(temp_name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        with suppress(FileNotFoundError):  # keep the permissions of the file replaced
+            os.chmod(temp, stat.S_IMODE(path.stat().st_mode))
+        if before_replace is not None:
+            before_replace(temp)
+        os.replace(temp, path)
+    except BaseException:
+        with suppress(OSError):
+            temp.unlink()
+        raise
+    _fsync_directory(directory)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename itself durable (where the platform allows opening a folder)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# -- loading -----------------------------------------------------------------------------------
+
+
+def load_chat(
+    path: str | os.PathLike[str],
+    tools: Sequence[Callable[..., Any] | Tool | ToolBuiltIn] = (),
+    *,
+    provider: Provider | None = None,
+    api_key: str | None = None,
+    store: ToolResultStore | str | os.PathLike[str] | None = None,
+    tenant_id: str | None = None,
+    paging: bool = False,
+    options: Mapping[str, Any] | None = None,
+) -> Chat:
+    """A chat from a file written by :func:`save_chat`."""
+    from ._chat import Chat
+
+    where = os.fspath(path)
+    document = read_document(Path(path))
+    try:
+        turns = turns_from_data(document["turns"])
+    except PersistenceError as e:
+        raise PersistenceError(f"{where}: {e}") from None
+    saved_options = _saved_options(document.get("options"))
+    chat = Chat(
+        provider or _provider(document["provider"], api_key, where),
+        system_prompt=document.get("system_prompt"),
+        store=store,
+        tenant_id=tenant_id,
+        paging=paging,
+        **{**saved_options, **(options or {})},
+    )
+    chat.set_tools(_in_saved_order(document.get("tools"), [*tools, *chat._tools.values()]))
+    chat._params = dict(document.get("params") or {})
+    chat._history.run_id = str(document["run_id"])
+    chat._history.last_sequence = int(document.get("last_sequence") or 0)
+    chat.set_turns(turns)
+    _warn_missing_tools(turns, chat, where)
+    return chat
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """The saved document, or a :class:`PersistenceError` that names what is wrong."""
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise PersistenceError(f"{path}: the file is empty, not a saved chat")
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        if str(e).startswith("unexpected end of data"):
+            raise PersistenceError(
+                f"{path}: the file is truncated: the JSON document ends after {len(raw)} "
+                "bytes before it is complete"
+            ) from None
+        raise PersistenceError(f"{path}: the file is corrupt: not valid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise PersistenceError(f"{path}: not a saved chat (the JSON is not an object)")
+    document = cast(dict[str, Any], data)
+    kind = document.get("format")
+    if kind == TURNS_FORMAT:
+        raise PersistenceError(
+            f"{path}: holds turns only (from to_json), not a saved chat: read it with "
+            "from_json() and chat.set_turns()"
+        )
+    if kind != CHAT_FORMAT:
+        found = f"format {kind!r}" if kind is not None else "no 'format' field"
+        raise PersistenceError(
+            f"{path}: not a saved chatlas_like chat ({found}; expected {CHAT_FORMAT!r})"
+        )
+    _check_version(document.get("version"), path)
+    missing = [name for name in _REQUIRED if name not in document]
+    if missing:
+        raise PersistenceError(f"{path}: the saved chat lacks {', '.join(missing)}")
+    return document
+
+
+def _check_version(version: Any, path: Path) -> None:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise PersistenceError(f"{path}: the saved chat has no valid format version ({version!r})")
+    if version > CHAT_VERSION:
+        raise PersistenceError(
+            f"{path} was saved in format version {version}; this chatlas_like reads up to "
+            f"version {CHAT_VERSION}: upgrade to a chatlas_like that reads version {version}"
+        )
+
+
+def _saved_options(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        return {}
+    known = {f.name for f in fields(ChatOptions)}
+    return {k: v for k, v in cast(dict[str, Any], data).items() if k in known}
+
+
+def _provider(settings: Any, api_key: str | None, where: str) -> Provider:
+    if not isinstance(settings, dict):
+        raise PersistenceError(f"{where}: the saved provider is not an object")
+    values = dict(cast(dict[str, Any], settings))
+    name = values.pop("name", None)
+    if name == "anthropic":
+        from .providers._anthropic import AnthropicProvider
+
+        try:
+            return AnthropicProvider(api_key=api_key, **values)
+        except TypeError as e:
+            raise PersistenceError(f"{where}: the saved provider settings: {e}") from None
+    raise PersistenceError(
+        f"{where}: saved with provider {name!r}, which this chatlas_like cannot rebuild: "
+        "pass provider= to Chat.load"
+    )
+
+
+def _in_saved_order(
+    saved: Any, tools: Sequence[Callable[..., Any] | Tool | ToolBuiltIn]
+) -> list[Callable[..., Any] | Tool | ToolBuiltIn]:
+    """``tools`` in the order the chat had them when saved (their order is in requests)."""
+    names = [t.get("name") for t in cast(list[dict[str, Any]], saved or []) if isinstance(t, dict)]
+    order = {name: i for i, name in enumerate(names)}
+
+    def position(tool: Callable[..., Any] | Tool | ToolBuiltIn) -> int:
+        name = tool.name if isinstance(tool, (Tool, ToolBuiltIn)) else getattr(tool, "__name__", "")
+        return order.get(name, len(order))
+
+    return sorted(tools, key=position)
+
+
+def _warn_missing_tools(turns: Sequence[Any], chat: Chat, where: str) -> None:
+    called = {request.name for turn in turns for request in turn.tool_requests}
+    missing = sorted(called - set(chat._tools))
+    if missing:
+        warnings.warn(
+            f"{where}: the history calls tools not given to Chat.load: {', '.join(missing)}; "
+            "if the model calls them again they are refused",
+            UserWarning,
+            stacklevel=3,
+        )

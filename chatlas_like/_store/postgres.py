@@ -1,0 +1,263 @@
+"""PostgresStore: tool results in PostgreSQL, for apps that run on several machines.
+
+psycopg 3 with a connection pool (``psycopg-pool``), both imported on first use
+(``pip install 'chatlas_like[postgres]'``). The schema is created on first use inside a
+transaction holding an advisory lock, so processes starting together create it once.
+Ids are ``uuid`` columns and dates ``timestamptz``; a tenant of None is kept as ``''``
+so that it takes part in the key. PostgreSQL text cannot hold NUL characters: a result
+containing one fails to write (the chat warns and carries on).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from ._protocol import SCHEMA_VERSION, StoredRange, StoreError
+from ._record import ToolResultRecord, now_ms
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+__all__ = ["PostgresStore"]
+
+_LOCK_KEY = 0x636C5F7472  # the advisory lock taken while creating the schema
+_COLUMNS = (
+    "interaction_process_id, sequence, tool_call_id, result, stored_length, original_length, "
+    "is_truncated, is_error, tenant_id, id, date_created, date_updated"
+)
+_SCHEMA = """
+CREATE TABLE tool_results (
+    interaction_process_id uuid NOT NULL,
+    sequence bigint NOT NULL CHECK (sequence >= 1),
+    tool_call_id text,
+    result text,
+    stored_length bigint,
+    original_length bigint,
+    is_truncated boolean NOT NULL,
+    is_error boolean NOT NULL,
+    tenant_id text NOT NULL,
+    id uuid NOT NULL UNIQUE,
+    date_created timestamptz NOT NULL,
+    date_updated timestamptz NOT NULL,
+    PRIMARY KEY (tenant_id, interaction_process_id, sequence)
+)
+"""
+_UPSERT = f"""
+INSERT INTO tool_results ({_COLUMNS})
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (tenant_id, interaction_process_id, sequence) DO UPDATE SET
+    tool_call_id = excluded.tool_call_id,
+    result = excluded.result,
+    stored_length = excluded.stored_length,
+    original_length = excluded.original_length,
+    is_truncated = excluded.is_truncated,
+    is_error = excluded.is_error,
+    date_updated = greatest(
+        excluded.date_updated, tool_results.date_updated + interval '1 millisecond'
+    )
+"""
+_KEY = "tenant_id = %s AND interaction_process_id = %s"
+
+
+class PostgresStore:
+    """Tool results in PostgreSQL, through a psycopg connection pool.
+
+    Parameters
+    ----------
+    conninfo
+        A libpq connection string or URL (``postgresql://user@host:5432/db``).
+    pool
+        An open ``psycopg_pool.ConnectionPool`` to use instead (not closed by
+        :meth:`close`).
+    min_size, max_size
+        Size of the pool made from ``conninfo``.
+    """
+
+    def __init__(
+        self,
+        conninfo: str | None = None,
+        *,
+        pool: ConnectionPool[Any] | None = None,
+        min_size: int = 1,
+        max_size: int = 4,
+    ) -> None:
+        if (conninfo is None) == (pool is None):
+            raise ValueError("give exactly one of conninfo and pool")
+        self.conninfo = conninfo
+        self._pool: ConnectionPool[Any] | None = pool
+        self._own_pool = pool is None
+        self._sizes = (min_size, max_size)
+        self._ready = False
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return "PostgresStore(...)"  # the connection string may hold a password
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def write(self, record: ToolResultRecord) -> ToolResultRecord:
+        with self._connection() as conn:
+            row = conn.execute(
+                _UPSERT + " RETURNING id, date_created, date_updated", _row(record, now_ms())
+            ).fetchone()
+        assert row is not None
+        return replace(record, id=str(row[0]), date_created=_utc(row[1]), date_updated=_utc(row[2]))
+
+    def write_many(self, records: Iterable[ToolResultRecord]) -> None:
+        now = now_ms()
+        rows = [_row(r, now) for r in records]
+        if not rows:
+            return
+        with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
+            cursor.executemany(_UPSERT, rows)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def get(
+        self, tenant_id: str | None, interaction_process_id: str, sequence: int
+    ) -> ToolResultRecord | None:
+        run = _uuid(interaction_process_id)
+        if run is None:
+            return None
+        with self._connection() as conn:
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM tool_results WHERE {_KEY} AND sequence = %s",
+                (tenant_id or "", run, sequence),
+            ).fetchone()
+        return _record(row) if row is not None else None
+
+    def list(self, tenant_id: str | None, interaction_process_id: str) -> list[ToolResultRecord]:
+        run = _uuid(interaction_process_id)
+        if run is None:
+            return []
+        with self._connection() as conn:
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM tool_results WHERE {_KEY} ORDER BY sequence",
+                (tenant_id or "", run),
+            ).fetchall()
+        return [_record(row) for row in rows]
+
+    def get_range(
+        self,
+        tenant_id: str | None,
+        interaction_process_id: str,
+        sequence: int,
+        offset: int,
+        length: int,
+    ) -> StoredRange | None:
+        run = _uuid(interaction_process_id)
+        if run is None:
+            return None
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT substring(convert_to(result, 'UTF8') FROM %s FOR %s), stored_length, "
+                f"original_length FROM tool_results WHERE {_KEY} AND sequence = %s",
+                (offset + 1, length, tenant_id or "", run, sequence),
+            ).fetchone()
+        if row is None:
+            return None
+        return StoredRange(bytes(row[0] or b""), offset, row[1] or 0, row[2])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None and self._own_pool:
+                self._pool.close()
+                self._pool = None
+            self._ready = False
+
+    # -- the pool and the schema -----------------------------------------------------------
+
+    def _connection(self) -> Any:
+        return self._open().connection()
+
+    def _open(self) -> ConnectionPool[Any]:
+        with self._lock:
+            if self._pool is None:
+                from psycopg_pool import ConnectionPool
+
+                min_size, max_size = self._sizes
+                assert self.conninfo is not None
+                self._pool = ConnectionPool(
+                    self.conninfo,
+                    min_size=min_size,
+                    max_size=max_size,
+                    kwargs={"autocommit": True},
+                    open=False,
+                )
+                try:
+                    self._pool.open(wait=True, timeout=30)
+                except Exception as e:
+                    self._pool = None
+                    raise StoreError(f"cannot connect to the PostgreSQL store: {e}") from e
+            if not self._ready:
+                with self._pool.connection() as conn:
+                    _ensure_schema(conn)
+                self._ready = True
+            return self._pool
+
+
+def _ensure_schema(conn: Any) -> None:
+    """Create the tables on first use; refuse a schema newer than this code reads."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        conn.execute("CREATE TABLE IF NOT EXISTS tool_results_schema (version integer NOT NULL)")
+        row = conn.execute("SELECT max(version) FROM tool_results_schema").fetchone()
+        version = row[0] if row else None
+        if version is None:
+            conn.execute(_SCHEMA)
+            conn.execute("INSERT INTO tool_results_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+        elif version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the store has schema version {version}; this chatlas_like knows up to "
+                f"version {SCHEMA_VERSION}: upgrade chatlas_like to use it"
+            )
+
+
+def _row(record: ToolResultRecord, now: datetime) -> tuple[Any, ...]:
+    return (
+        uuid.UUID(record.interaction_process_id),
+        record.sequence,
+        record.tool_call_id,
+        record.result,
+        record.stored_length,
+        record.original_length,
+        record.is_truncated,
+        record.is_error,
+        record.tenant_id or "",
+        uuid.UUID(record.id) if record.id else uuid.uuid4(),
+        now,
+        now,
+    )
+
+
+def _record(row: Sequence[Any]) -> ToolResultRecord:
+    return ToolResultRecord(
+        interaction_process_id=str(row[0]),
+        sequence=row[1],
+        tool_call_id=row[2],
+        result=row[3],
+        stored_length=row[4],
+        original_length=row[5],
+        is_truncated=row[6],
+        is_error=row[7],
+        tenant_id=row[8] or None,
+        id=str(row[9]),
+        date_created=_utc(row[10]),
+        date_updated=_utc(row[11]),
+    )
+
+
+def _uuid(text: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.astimezone(UTC)

@@ -1,0 +1,72 @@
+"""A chat run in a subprocess so that tests can interrupt it with a real SIGINT.
+
+Usage: ``python -m tests.interrupt_script MODE`` with MODE one of ``tool`` (Ctrl-C while a
+slow sync tool runs), ``stream`` (Ctrl-C while text streams) or ``tool-raises`` (a tool
+raises KeyboardInterrupt itself). Prints ``READY`` when the interrupt should come, then
+after the interrupt a JSON summary of the history and of a follow-up ``chat()``.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import orjson
+
+from chatlas_like import ChatAnthropic
+from chatlas_like.testing import LoopbackServer, Reply
+
+
+def main(mode: str) -> None:
+    release = threading.Event()
+
+    def slow_tool() -> str:
+        """Takes a long time."""
+        print("READY", flush=True)
+        release.wait(30)
+        return "finished late"
+
+    def raising_tool() -> str:
+        """Raises KeyboardInterrupt itself."""
+        raise KeyboardInterrupt
+
+    if mode == "tool":
+        first = Reply.tool_calls([("slow_tool", {}), ("slow_tool", {})])
+    elif mode == "tool-raises":
+        first = Reply.tool_calls([("raising_tool", {}), ("slow_tool", {})])
+    else:
+        first = Reply.text(" ".join(f"word{i}" for i in range(200))).drip(0.05)
+    replies = [first, Reply.text("Still here.")]
+    with LoopbackServer(replies) as server:
+        chat = ChatAnthropic(base_url=server.url, api_key="test", model="claude-haiku-4-5")
+        chat.register_tool(slow_tool)
+        chat.register_tool(raising_tool)
+        outcome = "no interrupt"
+        try:
+            for chunk in chat.stream("Go"):
+                if mode == "stream" and chunk.startswith("word2"):
+                    print("READY", flush=True)
+        except KeyboardInterrupt:
+            outcome = "KeyboardInterrupt"
+        history = [
+            {
+                "role": t.role,
+                "finish_reason": t.finish_reason,
+                "text": t.text,
+                "results": [[r.outcome, r.get_model_value()] for r in t.tool_results],
+            }
+            for t in chat.get_turns()
+        ]
+        release.set()
+        follow_up = str(chat.chat("Are you there?", echo="none"))
+        statuses = [r.response_status for r in server.requests]
+    sys.stdout.write(
+        orjson.dumps(
+            {"outcome": outcome, "history": history, "follow_up": follow_up, "statuses": statuses}
+        ).decode()
+        + "\n"
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,200 @@
+"""Interruptions lose nothing: closed streams, cancelled tasks, Ctrl-C, superseded streams.
+
+Ctrl-C is a real SIGINT sent to a subprocess (a KeyboardInterrupt inside pytest would
+end the whole run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from chatlas_like import (
+    AssistantTurn,
+    ContentToolRequest,
+    ContentToolResult,
+    HistoryError,
+    UserTurn,
+)
+from chatlas_like.testing import Reply
+
+from .conftest import make_chat
+
+ROOT = Path(__file__).resolve().parents[1]
+WAIT = 10
+
+
+def test_closing_a_stream_keeps_what_arrived(serve: Any) -> None:
+    server = serve([Reply.text("one two three four"), Reply.text("ok")])
+    chat = make_chat(server)
+    stream = chat.stream("Count")
+    assert next(stream) == "one "
+    stream.close()
+    last = chat.get_last_turn()
+    assert last is not None and last.finish_reason == "incomplete" and last.text == "one "
+    assert str(chat.chat("Go on", echo="none")) == "ok"
+
+
+def test_breaking_out_of_a_stream_repairs_the_history_when_it_is_collected(serve: Any) -> None:
+    server = serve([Reply.text("one two three four"), Reply.text("ok")])
+    chat = make_chat(server)
+    for _chunk in chat.stream("Count"):
+        break
+    gc.collect()
+    assert chat.get_turns()[-1].finish_reason == "incomplete"
+    assert str(chat.chat("Go on", echo="none")) == "ok"
+
+
+def test_closing_a_stream_at_a_tool_request_answers_it_as_not_run(serve: Any) -> None:
+    ran: list[int] = []
+    server = serve([Reply.tool_call("add", {"x": 1}), Reply.text("ok")])
+    chat = make_chat(server)
+    chat.register_tool(lambda x: ran.append(x), name="add")
+    stream = chat.stream("Add", content="all")
+    item = next(stream)
+    assert isinstance(item, ContentToolRequest)
+    stream.close()
+    result = chat.get_turns()[-1].tool_results[0]
+    assert result.is_refusal and ran == []
+    assert str(chat.chat("Go on", echo="none")) == "ok"
+
+
+async def test_cancelling_chat_async_while_a_tool_runs_repairs_the_history(serve: Any) -> None:
+    started = asyncio.Event()
+
+    async def slow() -> str:
+        """Runs until cancelled."""
+        started.set()
+        await asyncio.sleep(WAIT)
+        return "never"
+
+    server = serve([Reply.tool_calls([("slow", {}), ("slow", {})]), Reply.text("ok")])
+    chat = make_chat(server, max_concurrency=1)
+    chat.register_tool(slow)
+    task = asyncio.create_task(chat.chat_async("Go", echo="none"))
+    await asyncio.wait_for(started.wait(), WAIT)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    running, pending = chat.get_turns()[-1].tool_results
+    assert running.outcome == "error" and "interrupted while running" in running.get_model_value()
+    assert pending.outcome == "refused" and "not started" in pending.get_model_value()
+    assert str(await chat.chat_async("Go on", echo="none")) == "ok"
+
+
+async def test_a_sync_tool_left_running_after_a_cancel_never_writes_into_the_history(
+    serve: Any,
+) -> None:
+    started, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def blocking() -> str:
+        """Blocks a worker thread."""
+        started.set()
+        release.wait(WAIT)
+        finished.set()
+        return "late"
+
+    server = serve([Reply.tool_call("blocking", {}), Reply.text("ok")])
+    chat = make_chat(server)
+    chat.register_tool(blocking)
+    task = asyncio.create_task(chat.chat_async("Go", echo="none"))
+    assert await asyncio.to_thread(started.wait, WAIT)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    before = [t.contents for t in chat.get_turns()]
+    release.set()
+    assert await asyncio.to_thread(finished.wait, WAIT)
+    assert [t.contents for t in chat.get_turns()] == before
+    assert chat.get_turns()[-1].tool_results[0].outcome == "error"
+
+
+def test_a_tool_raising_system_exit_ends_the_chat_with_the_history_repaired(serve: Any) -> None:
+    def leave() -> str:
+        """Exits."""
+        raise SystemExit(3)
+
+    server = serve([Reply.tool_calls([("leave", {}), ("leave", {})]), Reply.text("ok")])
+    chat = make_chat(server, max_concurrency=1)
+    chat.register_tool(leave)
+    with pytest.raises(SystemExit):
+        chat.chat("Go", echo="none")
+    outcomes = [r.outcome for r in chat.get_turns()[-1].tool_results]
+    assert outcomes == ["error", "refused"]
+    assert str(chat.chat("Go on", echo="none")) == "ok"
+
+
+def test_resuming_a_superseded_stream_is_refused_and_leaves_the_history_alone(serve: Any) -> None:
+    server = serve([Reply.text("old answer here"), Reply.text("new answer")])
+    chat = make_chat(server)
+    old = chat.stream("First")
+    assert next(old) == "old "
+    chat.chat("Second", echo="none")
+    before = [t.contents for t in chat.get_turns()]
+    with pytest.raises(HistoryError, match="superseded"):
+        list(old)
+    assert [t.contents for t in chat.get_turns()] == before
+
+
+def test_set_turns_answers_dangling_tool_requests(serve: Any) -> None:
+    server = serve([Reply.text("ok")])
+    chat = make_chat(server)
+    request = ContentToolRequest("toolu_x", "add", {"x": 1})
+    chat.set_turns([UserTurn("Add"), AssistantTurn([request])])
+    result = chat.get_turns()[-1].contents[0]
+    assert isinstance(result, ContentToolResult) and result.is_refusal
+    assert str(chat.chat("Go on", echo="none")) == "ok"
+
+
+def interrupted_run(mode: str) -> dict[str, Any]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.interrupt_script", mode],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    if mode != "tool-raises":
+        line = process.stdout.readline()
+        assert line.strip() == "READY", process.stderr.read() if process.stderr else ""
+        process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    return orjson.loads(out.strip().splitlines()[-1])
+
+
+def test_ctrl_c_while_tools_run_answers_every_call_and_the_chat_goes_on() -> None:
+    report = interrupted_run("tool")
+    assert report["outcome"] == "KeyboardInterrupt"
+    results = report["history"][-1]["results"]
+    assert [r[0] for r in results] == ["error", "error"]
+    assert all("interrupted while running" in r[1] for r in results)
+    assert report["follow_up"] == "Still here."
+    assert report["statuses"] == [200, 200]
+
+
+def test_ctrl_c_while_text_streams_keeps_the_partial_answer() -> None:
+    report = interrupted_run("stream")
+    assert report["outcome"] == "KeyboardInterrupt"
+    partial = report["history"][-1]
+    assert partial["role"] == "assistant" and partial["finish_reason"] == "incomplete"
+    assert partial["text"].startswith("word0 word1 word2")
+    assert report["follow_up"] == "Still here."
+
+
+def test_a_tool_raising_keyboard_interrupt_ends_the_chat_cleanly() -> None:
+    report = interrupted_run("tool-raises")
+    assert report["outcome"] == "KeyboardInterrupt"
+    outcomes = [r[0] for r in report["history"][-1]["results"]]
+    assert outcomes[0] == "error"
+    assert report["follow_up"] == "Still here."
