@@ -108,8 +108,9 @@ def _open(sender: Sender, body: dict[str, Any]) -> EventStream:
     attempt = 0
     while True:
         wait = sender.limiter.reserve()
-        if wait > 0:
+        while wait > 0:  # a pause may begin while this request waits for its slot
             time.sleep(wait)
+            wait = sender.limiter.paused_for()
         try:
             return sender.provider.open(body)
         except Exception as e:
@@ -123,8 +124,9 @@ async def _open_async(sender: Sender, body: dict[str, Any]) -> AsyncEventStream:
     attempt = 0
     while True:
         wait = sender.limiter.reserve()
-        if wait > 0:
+        while wait > 0:  # a pause may begin while this request waits for its slot
             await asyncio.sleep(wait)
+            wait = sender.limiter.paused_for()
         try:
             return await sender.provider.open_async(body)
         except Exception as e:

@@ -45,6 +45,11 @@ class Limiter:
             self._next_slot = start + self._interval
             return start - now
 
+    def paused_for(self) -> float:
+        """Seconds left of a pause (0 when none), without booking a send."""
+        with self._lock:
+            return max(0.0, self._paused_until - self._clock())
+
     def pause(self, seconds: float) -> None:
         """Hold every send for ``seconds`` from now (e.g. a 429's retry-after)."""
         with self._lock:

@@ -335,8 +335,9 @@ class ScriptedModel:
     def reply_for(self, body: Mapping[str, Any]) -> Reply:
         with self._lock:
             self.served += 1
-            if self._fn is not None:
-                return self._fn(body)
+        if self._fn is not None:
+            return self._fn(body)  # outside the lock: a script may block on purpose
+        with self._lock:
             assert self._replies is not None
             if not self._replies:
                 return Reply.error(

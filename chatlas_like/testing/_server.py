@@ -16,6 +16,7 @@ Use it as a context manager and point a chat at ``server.url``::
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping
@@ -187,6 +188,11 @@ class _QuietServer(ThreadingHTTPServer):
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         leave_signals_to_main_thread()
         super().process_request_thread(request, client_address)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # a client that hung up (or a fault the script asked for): not news
+        super().handle_error(request, client_address)
 
 
 def _error(status: int, error_type: str, message: str) -> Response:
