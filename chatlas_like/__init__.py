@@ -4,10 +4,12 @@ Importing the package loads neither the anthropic SDK, pandas, numpy, pydantic, 
 nor htmltools; each loads when first needed.
 """
 
+from . import types
 from ._callbacks import Allow, Deny
 from ._chat import Chat, ChatResponse, ChatResponseAsync, ChatStream
 from ._content import (
     Content,
+    ContentCitation,
     ContentDocument,
     ContentImage,
     ContentImageInline,
@@ -18,8 +20,23 @@ from ._content import (
     ContentServerToolResult,
     ContentText,
     ContentThinking,
+    ContentThinkingDelta,
     ContentToolRequest,
+    ContentToolRequestFetch,
+    ContentToolRequestSearch,
+    ContentToolResponseFetch,
+    ContentToolResponseSearch,
     ContentUnknown,
+    ContentUploaded,
+)
+from ._content_files import (
+    content_document_file,
+    content_document_url,
+    content_image_file,
+    content_image_plot,
+    content_image_url,
+    content_pdf_file,
+    content_pdf_url,
 )
 from ._errors import (
     AuthenticationError,
@@ -41,8 +58,12 @@ from ._errors import (
     ToolLoopLimitError,
     ToolRejectError,
 )
+from ._files import FileManager
+from ._interpolate import interpolate, interpolate_file
 from ._options import CallOptions, ChatOptions
 from ._serialize import from_json, to_json
+from ._server_tools import tool_web_fetch, tool_web_search
+from ._stream_controller import StreamController
 from ._tokens import ModelUsage, token_usage
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
@@ -66,6 +87,7 @@ __all__ = [
     "ChatStream",
     "ChatlasLikeError",
     "Content",
+    "ContentCitation",
     "ContentDocument",
     "ContentImage",
     "ContentImageInline",
@@ -76,11 +98,18 @@ __all__ = [
     "ContentServerToolResult",
     "ContentText",
     "ContentThinking",
+    "ContentThinkingDelta",
     "ContentToolRequest",
+    "ContentToolRequestFetch",
+    "ContentToolRequestSearch",
+    "ContentToolResponseFetch",
+    "ContentToolResponseSearch",
     "ContentToolResult",
     "ContentUnknown",
+    "ContentUploaded",
     "Deny",
     "ExpansionError",
+    "FileManager",
     "HistoryError",
     "ModelUsage",
     "NotFoundError",
@@ -94,6 +123,7 @@ __all__ = [
     "RequestTooLargeError",
     "RestoredToolError",
     "ServerError",
+    "StreamController",
     "StreamInterruptedError",
     "SystemTurn",
     "TokenUsage",
@@ -103,7 +133,19 @@ __all__ = [
     "ToolRejectError",
     "Turn",
     "UserTurn",
+    "content_document_file",
+    "content_document_url",
+    "content_image_file",
+    "content_image_plot",
+    "content_image_url",
+    "content_pdf_file",
+    "content_pdf_url",
     "from_json",
+    "interpolate",
+    "interpolate_file",
     "to_json",
     "token_usage",
+    "tool_web_fetch",
+    "tool_web_search",
+    "types",
 ]
