@@ -14,7 +14,6 @@ import base64
 import io
 import itertools
 import re
-import urllib.request
 from pathlib import Path
 from typing import Any, Literal, cast
 from urllib.parse import urlparse
@@ -283,6 +282,8 @@ def content_document_url(url: str, mime_type: Literal["auto"] | str = "auto") ->
 
 
 def _download(url: str) -> bytes:
+    import urllib.request  # imported here: it costs ~10 ms, and few prompts need it
+
     if urlparse(url).scheme not in ("http", "https"):
         raise ValueError(f"only http(s) and data: URLs can be downloaded, not {url!r}")
     try:
