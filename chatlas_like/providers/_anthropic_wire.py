@@ -108,19 +108,7 @@ def build_request(
         if structured_mode(model, structured) == "native":
             output_config["format"] = {"type": "json_schema", "schema": schema}
         else:
-            if thinking is not None and thinking.get("type") != "disabled":
-                raise ValueError(
-                    f"structured data on {model} needs a forced tool, which Anthropic does not "
-                    "allow with extended thinking: turn reasoning off for this call, or use a "
-                    "model with structured outputs (Claude 4.5 and later)"
-                )
-            tools.append(
-                {
-                    "name": STRUCTURED_TOOL,
-                    "description": "Extract structured data",
-                    "input_schema": schema,
-                }
-            )
+            tools.append(_structured_tool(schema, model, thinking))
             body["tool_choice"] = {"type": "tool", "name": STRUCTURED_TOOL}
     if tools:
         body["tools"] = tools
@@ -132,6 +120,23 @@ def build_request(
     body.update(spec.params)
     body.update(spec.kwargs)
     return body
+
+
+def _structured_tool(
+    schema: dict[str, Any], model: str, thinking: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The forced tool whose arguments are the structured answer."""
+    if thinking is not None and thinking.get("type") != "disabled":
+        raise ValueError(
+            f"structured data on {model} needs a forced tool, which Anthropic does not allow "
+            "with extended thinking: use a chat without reasoning, or a model with structured "
+            "outputs (Claude 4.5 and later)"
+        )
+    return {
+        "name": STRUCTURED_TOOL,
+        "description": "Extract structured data",
+        "input_schema": schema,
+    }
 
 
 def structured_mode(model: str, structured: str) -> str:
