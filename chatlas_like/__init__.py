@@ -4,11 +4,13 @@ Importing the package loads neither the anthropic SDK, pandas, numpy, pydantic, 
 nor htmltools; each loads when first needed.
 """
 
+from . import types
 from ._batch import batch_chat, batch_chat_completed, batch_chat_structured, batch_chat_text
 from ._callbacks import Allow, Deny
 from ._chat import Chat, ChatResponse, ChatResponseAsync, ChatStream
 from ._content import (
     Content,
+    ContentCitation,
     ContentDocument,
     ContentImage,
     ContentImageInline,
@@ -19,8 +21,23 @@ from ._content import (
     ContentServerToolResult,
     ContentText,
     ContentThinking,
+    ContentThinkingDelta,
     ContentToolRequest,
+    ContentToolRequestFetch,
+    ContentToolRequestSearch,
+    ContentToolResponseFetch,
+    ContentToolResponseSearch,
     ContentUnknown,
+    ContentUploaded,
+)
+from ._content_files import (
+    content_document_file,
+    content_document_url,
+    content_image_file,
+    content_image_plot,
+    content_image_url,
+    content_pdf_file,
+    content_pdf_url,
 )
 from ._errors import (
     AuthenticationError,
@@ -43,6 +60,8 @@ from ._errors import (
     ToolRejectError,
 )
 from ._expansion import ExpansionWarning, MessageExpansion, expand
+from ._files import FileManager
+from ._interpolate import interpolate, interpolate_file
 from ._options import CallOptions, ChatOptions
 from ._parallel import (
     StructuredChatResult,
@@ -51,6 +70,7 @@ from ._parallel import (
     parallel_chat_text,
 )
 from ._serialize import from_json, to_json
+from ._server_tools import tool_web_fetch, tool_web_search
 from ._store import (
     PostgresStore,
     SqliteStore,
@@ -60,6 +80,7 @@ from ._store import (
     ToolResultStore,
     open_store,
 )
+from ._stream_controller import StreamController
 from ._tokens import ModelUsage, token_usage
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
@@ -83,6 +104,7 @@ __all__ = [
     "ChatStream",
     "ChatlasLikeError",
     "Content",
+    "ContentCitation",
     "ContentDocument",
     "ContentImage",
     "ContentImageInline",
@@ -93,12 +115,19 @@ __all__ = [
     "ContentServerToolResult",
     "ContentText",
     "ContentThinking",
+    "ContentThinkingDelta",
     "ContentToolRequest",
+    "ContentToolRequestFetch",
+    "ContentToolRequestSearch",
+    "ContentToolResponseFetch",
+    "ContentToolResponseSearch",
     "ContentToolResult",
     "ContentUnknown",
+    "ContentUploaded",
     "Deny",
     "ExpansionError",
     "ExpansionWarning",
+    "FileManager",
     "HistoryError",
     "MessageExpansion",
     "ModelUsage",
@@ -117,6 +146,7 @@ __all__ = [
     "SqliteStore",
     "StoreError",
     "StoreWarning",
+    "StreamController",
     "StreamInterruptedError",
     "StructuredChatResult",
     "SystemTurn",
@@ -133,12 +163,24 @@ __all__ = [
     "batch_chat_completed",
     "batch_chat_structured",
     "batch_chat_text",
+    "content_document_file",
+    "content_document_url",
+    "content_image_file",
+    "content_image_plot",
+    "content_image_url",
+    "content_pdf_file",
+    "content_pdf_url",
     "expand",
     "from_json",
+    "interpolate",
+    "interpolate_file",
     "open_store",
     "parallel_chat",
     "parallel_chat_structured",
     "parallel_chat_text",
     "to_json",
     "token_usage",
+    "tool_web_fetch",
+    "tool_web_search",
+    "types",
 ]

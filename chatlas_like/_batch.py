@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkabl
 import orjson
 
 from ._chat import Chat
-from ._parallel import Prompt, StructuredOutput, prompt_turn_contents
+from ._parallel import Prompt, prompt_turn_contents
 from ._retry import retry_delay
+from ._structured import closed_schema, extract_value
 from ._turn import AssistantTurn, UserTurn
 from .providers._anthropic_wire import message_events
 from .providers._base import Provider, RequestSpec
@@ -140,12 +141,11 @@ def batch_chat_structured(
         warning, where the request failed or its data does not validate); None when
         ``wait=False`` and the batch is still running.
     """
-    structured = StructuredOutput(data_model)
-    job = _BatchJob(chat, prompts, path, structured)
+    job = _BatchJob(chat, prompts, path, data_model)
     if not job.run(wait, poll_interval):
         return None
     return [
-        None if turn is None else _validated(i, turn, structured)
+        None if turn is None else _validated(i, turn, data_model)
         for i, turn in enumerate(job.answers())
     ]
 
@@ -173,7 +173,7 @@ class _BatchJob:
         chat: Chat,
         prompts: Sequence[Prompt],
         path: PathLike,
-        structured: StructuredOutput[Any] | None = None,
+        data_model: type[BaseModel] | None = None,
         *,
         check_data_model: bool = True,
     ) -> None:
@@ -184,14 +184,21 @@ class _BatchJob:
                 f"{type(provider).__name__} has none"
             )
         self.chat = chat
+        self.provider: Provider = provider
         self.api: BatchProvider = provider
         self.path = Path(path)
-        self.translator: Provider = provider if structured is None else structured.wrap(provider)
+        self.spec = RequestSpec(
+            system_prompt=chat.system_prompt,
+            tools=chat.get_tools(),
+            stream=False,
+            params=dict(chat._params),
+            data_model=data_model,
+        )
         self.user_turns = [UserTurn(prompt_turn_contents(p)) for p in prompts]
         if not self.user_turns:
             raise ValueError("batch_chat needs at least one prompt")
         self.requests = [
-            {"custom_id": _custom_id(i), "params": self._params(self.translator, turn)}
+            {"custom_id": _custom_id(i), "params": self._params(provider, turn)}
             for i, turn in enumerate(self.user_turns)
         ]
         self.fingerprint = {
@@ -199,20 +206,14 @@ class _BatchJob:
             "model": provider.model,
             "prompts": _digest([repr(t.contents) for t in self.user_turns]),
             "requests": _digest([self._params(provider, t) for t in self.user_turns]),
-            "data_model": None if structured is None else _digest(structured.tool),
+            "data_model": None if data_model is None else _digest(closed_schema(data_model)),
         }
         self.batch: dict[str, Any] | None = None
         self.results: list[dict[str, Any]] | None = None
         self._load(check_data_model)
 
     def _params(self, provider: Provider, turn: UserTurn) -> dict[str, Any]:
-        spec = RequestSpec(
-            system_prompt=self.chat.system_prompt,
-            tools=self.chat.get_tools(),
-            stream=False,
-            params=dict(self.chat._params),
-        )
-        body = provider.build_request([*self.chat.get_turns(), turn], spec)
+        body = provider.build_request([*self.chat.get_turns(), turn], self.spec)
         body.pop("stream", None)  # a batch request is never streamed
         return body
 
@@ -311,7 +312,7 @@ class _BatchJob:
         if kind != "succeeded":
             _warn(f"prompt {index}: the batch request {kind}{_error_detail(result)}")
             return None
-        accumulator = self.translator.accumulator()
+        accumulator = self.provider.accumulator(self.spec)
         for event in message_events(result["message"]):
             accumulator.feed(event)
         return accumulator.turn()
@@ -332,13 +333,11 @@ class _BatchJob:
         return chat
 
 
-def _validated(
-    index: int, turn: AssistantTurn, structured: StructuredOutput[BaseModelT]
-) -> BaseModelT | None:
+def _validated(index: int, turn: AssistantTurn, data_model: type[BaseModelT]) -> BaseModelT | None:
     try:
-        return structured.extract(turn)
+        return data_model.model_validate(extract_value(turn))
     except ValueError as e:  # pydantic's ValidationError is a ValueError
-        _warn(f"prompt {index}: its data does not fit {structured.data_model.__name__}: {e}")
+        _warn(f"prompt {index}: its data does not fit {data_model.__name__}: {e}")
         return None
 
 

@@ -8,10 +8,12 @@ once, in the loop, for all four.
 
 from __future__ import annotations
 
+import asyncio
 import copy as _copy
 import os
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from ._callbacks import CallbackList
 from ._content import Content, ContentToolRequest
@@ -22,20 +24,29 @@ from ._finalize import READ_MORE_TOOL, Finalizer, ResultHook
 from ._history import History, answer_dangling
 from ._limiter import Limiter
 from ._loop import Run, turn_loop
+from ._missing import MISSING, MISSING_TYPE
 from ._options import CallOptions, ChatOptions
 from ._store import ToolResultStore, open_store
 from ._store._attach import StoreAttachment
+from ._stream_controller import StreamController
+from ._structured import extract_value
 from ._tokens import record_usage
 from ._tool_result import ContentToolResult
 from ._tool_runner import ToolContext
 from ._tools import Tool, ToolBuiltIn
 from ._turn import AssistantTurn, SystemTurn, TokenUsage, Turn, UserTurn
 from ._workers import WorkerPool
-from .providers._base import Provider, RequestSpec
+from .providers._base import ModelInfo, Provider, RequestSpec
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ._files import FileManager
 
 __all__ = ["Chat", "ChatResponse", "ChatResponseAsync", "ChatStream"]
 
 T = TypeVar("T")
+ModelT = TypeVar("ModelT", bound="BaseModel")
 EchoOption = Literal["none", "text", "output", "all"]
 ContentOption = Literal["text", "all"]
 DANGLING = "Not run: the conversation moved on before this call was answered."
@@ -157,6 +168,78 @@ class Chat:
             if turn.role == role:
                 return turn
         return None
+
+    @property
+    def model(self) -> str:
+        """The model the chat talks to; set it to switch models for later calls.
+
+        The provider is shared with :meth:`copy`'s copies, so they switch too.
+        """
+        return self.provider.model
+
+    @model.setter
+    def model(self, value: str) -> None:
+        self.provider.model = value
+
+    def list_models(self) -> list[ModelInfo]:
+        """The models the provider offers, newest first (dicts: ``id``, ``name``, ``created_at``)."""
+        list_models = getattr(self.provider, "list_models", None)
+        if list_models is None:
+            raise NotImplementedError(f"the {self.provider.name} provider cannot list its models")
+        return cast("Callable[[], list[ModelInfo]]", list_models)()
+
+    @property
+    def files(self) -> FileManager:
+        """Files hosted by the provider: upload once, refer to them in any turn."""
+        from ._files import FileManager
+
+        return FileManager(self.provider)
+
+    def token_count(
+        self,
+        *args: Content | str,
+        include: Literal["new", "complete"] = "new",
+        data_model: type[BaseModel] | None = None,
+    ) -> int:
+        """Input tokens a request would use, counted by the provider's count endpoint.
+
+        Parameters
+        ----------
+        *args
+            The prospective message.
+        include
+            ``"new"`` counts the message and the registered tools; ``"complete"`` also
+            the system prompt and the conversation so far: the next request as a whole.
+        data_model
+            The model of a :meth:`chat_structured` call, whose schema counts too.
+        """
+        if include not in ("new", "complete"):
+            raise ValueError(f"include must be 'new' or 'complete', got {include!r}")
+        count = getattr(self.provider, "count_tokens", None)
+        if count is None:
+            raise NotImplementedError(f"the {self.provider.name} provider cannot count tokens")
+        turns = self.get_turns() if include == "complete" else []
+        if args:
+            turns.append(UserTurn(list(args)))
+        spec = RequestSpec(
+            system_prompt=self.system_prompt if include == "complete" else None,
+            tools=list(self._tools.values()),
+            stream=False,
+            data_model=data_model,
+        )
+        body = self.provider.build_request(turns, spec)
+        return cast("Callable[[dict[str, Any]], int]", count)(body)
+
+    async def token_count_async(
+        self,
+        *args: Content | str,
+        include: Literal["new", "complete"] = "new",
+        data_model: type[BaseModel] | None = None,
+    ) -> int:
+        """:meth:`token_count` without blocking the event loop."""
+        return await asyncio.to_thread(
+            self.token_count, *args, include=include, data_model=data_model
+        )
 
     def get_tokens(self) -> list[TokenUsage]:
         """Token usage of each assistant turn, oldest first."""
@@ -346,18 +429,52 @@ class Chat:
         """Change chat options (see :class:`ChatOptions`)."""
         self.options = self.options.merged(options)
 
-    def set_model_params(self, **params: Any) -> None:
-        """Set request parameters (``temperature``, ``top_p``, ``stop_sequences``...).
+    def set_model_params(
+        self,
+        *,
+        temperature: float | MISSING_TYPE | None = MISSING,
+        top_p: float | MISSING_TYPE | None = MISSING,
+        top_k: int | MISSING_TYPE | None = MISSING,
+        frequency_penalty: float | MISSING_TYPE | None = MISSING,
+        presence_penalty: float | MISSING_TYPE | None = MISSING,
+        seed: int | MISSING_TYPE | None = MISSING,
+        max_tokens: int | MISSING_TYPE | None = MISSING,
+        log_probs: bool | MISSING_TYPE | None = MISSING,
+        stop_sequences: list[str] | MISSING_TYPE | None = MISSING,
+        stop: str | list[str] | MISSING_TYPE | None = MISSING,
+    ) -> None:
+        """Set sampling parameters for this chat's later requests (not its copies').
 
-        ``max_tokens`` changes the provider's limit; ``stop`` is an alias of
-        ``stop_sequences``; a value of None removes a parameter.
+        A parameter left out keeps its value; None resets it to the provider's default.
+        ``stop`` is an alias of ``stop_sequences`` (a string or a list). Parameters the
+        provider has not got (Anthropic: penalties, seed, log_probs) are dropped with a
+        warning.
         """
-        if "stop" in params:
-            stop = params.pop("stop")
-            params["stop_sequences"] = [stop] if isinstance(stop, str) else stop
-        if "max_tokens" in params:
-            self.provider.max_tokens = params.pop("max_tokens")  # pyright: ignore[reportAttributeAccessIssue]
+        given: dict[str, Any] = {
+            "temperature": temperature,
+            "top_p": top_p,
+            "top_k": top_k,
+            "frequency_penalty": frequency_penalty,
+            "presence_penalty": presence_penalty,
+            "seed": seed,
+            "max_tokens": max_tokens,
+            "log_probs": log_probs,
+            "stop_sequences": stop_sequences,
+        }
+        if not isinstance(stop, MISSING_TYPE):
+            given["stop_sequences"] = [stop] if isinstance(stop, str) else stop
+        params = {k: v for k, v in given.items() if not isinstance(v, MISSING_TYPE)}
+        supported: Any = getattr(self.provider, "supported_model_params", None)
+        unsupported = sorted(set(params) - set(supported)) if supported is not None else []
+        if unsupported:
+            warnings.warn(
+                f"the {self.provider.name} provider has no {', '.join(unsupported)}: ignored",
+                UserWarning,
+                stacklevel=2,
+            )
         for key, value in params.items():
+            if key in unsupported:
+                continue
             if value is None:
                 self._params.pop(key, None)
             else:
@@ -394,8 +511,8 @@ class Chat:
         ChatResponse
             The answer's text (``str(response)``).
         """
-        run, sender = self._run(args, echo, "text", stream, kwargs, options)
-        response = ChatResponse(drive(turn_loop(run, _prompt(args)), sender))
+        run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options)
+        response = ChatResponse(drive(turn_loop(run, prompt), sender))
         response.get_content()
         return response
 
@@ -405,7 +522,9 @@ class Chat:
         *args: Content | str,
         content: Literal["text"] = "text",
         echo: EchoOption = "none",
+        data_model: type[BaseModel] | None = None,
         kwargs: dict[str, Any] | None = None,
+        controller: StreamController | None = None,
         **options: Any,
     ) -> ChatStream[str]: ...
     @overload
@@ -414,7 +533,9 @@ class Chat:
         *args: Content | str,
         content: Literal["all"],
         echo: EchoOption = "none",
+        data_model: type[BaseModel] | None = None,
         kwargs: dict[str, Any] | None = None,
+        controller: StreamController | None = None,
         **options: Any,
     ) -> ChatStream[str | Content]: ...
 
@@ -423,7 +544,9 @@ class Chat:
         *args: Content | str,
         content: ContentOption = "text",
         echo: EchoOption = "none",
+        data_model: type[BaseModel] | None = None,
         kwargs: dict[str, Any] | None = None,
+        controller: StreamController | None = None,
         **options: Any,
     ) -> ChatStream[Any]:
         """Send a message and iterate over the answer as it arrives.
@@ -434,16 +557,24 @@ class Chat:
             The message.
         content
             ``"text"`` yields text chunks; ``"all"`` also yields tool requests and
-            results (and other content) as they happen.
+            results, server tool blocks, citations and thinking deltas as they happen.
         echo
             As for :meth:`chat`; ``"none"`` by default.
+        data_model
+            A pydantic model: the answer is JSON in its shape, streamed as text chunks
+            (``data_model.model_validate_json("".join(chunks))``) and kept in the
+            history as a ``ContentJson``.
         kwargs
             Extra request parameters for this call.
+        controller
+            A :class:`StreamController` whose ``cancel()`` stops the stream cleanly.
         **options
             Per-call :class:`ChatOptions` overrides.
         """
-        run, sender = self._run(args, echo, content, True, kwargs, options)
-        return ChatStream(drive(turn_loop(run, _prompt(args)), sender))
+        run, sender, prompt = self._run(
+            args, echo, content, True, kwargs, options, data_model, controller
+        )
+        return ChatStream(drive(turn_loop(run, prompt), sender))
 
     async def chat_async(
         self,
@@ -454,8 +585,8 @@ class Chat:
         **options: Any,
     ) -> ChatResponseAsync:
         """The async :meth:`chat`: tools run without blocking the event loop."""
-        run, sender = self._run(args, echo, "text", stream, kwargs, options)
-        response = ChatResponseAsync(drive_async(turn_loop(run, _prompt(args)), sender))
+        run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options)
+        response = ChatResponseAsync(drive_async(turn_loop(run, prompt), sender))
         await response.get_content()
         return response
 
@@ -464,12 +595,75 @@ class Chat:
         *args: Content | str,
         content: ContentOption = "text",
         echo: EchoOption = "none",
+        data_model: type[BaseModel] | None = None,
         kwargs: dict[str, Any] | None = None,
+        controller: StreamController | None = None,
         **options: Any,
     ) -> AsyncIterator[Any]:
         """The async :meth:`stream`: ``async for chunk in await chat.stream_async(...)``."""
-        run, sender = self._run(args, echo, content, True, kwargs, options)
-        return drive_async(turn_loop(run, _prompt(args)), sender)
+        run, sender, prompt = self._run(
+            args, echo, content, True, kwargs, options, data_model, controller
+        )
+        return drive_async(turn_loop(run, prompt), sender)
+
+    def chat_structured(
+        self,
+        *args: Content | str,
+        data_model: type[ModelT],
+        echo: EchoOption = "none",
+        stream: bool = False,
+        kwargs: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> ModelT:
+        """Ask for data in the shape of ``data_model``; returns a validated instance.
+
+        Anthropic's structured outputs constrain the answer to the model's JSON Schema
+        (every object closed with ``additionalProperties: false``); models without them
+        answer through a forced tool instead (see ``structured_output_mode`` of
+        :func:`ChatAnthropic`). The JSON stays in the history as a ``ContentJson``.
+
+        Parameters
+        ----------
+        *args
+            The message, e.g. the text to extract from; may be empty when the data is
+            in the conversation already.
+        data_model
+            A pydantic model; nested models and lists of models work.
+        echo
+            As for :meth:`chat`; ``"none"`` by default.
+        stream
+            Stream the answer (the JSON arrives as text chunks) or ask for one response.
+        kwargs
+            Extra request parameters for this call.
+        **options
+            Per-call :class:`ChatOptions` overrides.
+
+        Raises
+        ------
+        ValueError
+            The answer held no structured data (e.g. cut off at ``max_tokens``).
+        pydantic.ValidationError
+            The data does not validate against ``data_model``.
+        """
+        run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options, data_model)
+        for _ in drive(turn_loop(run, prompt), sender):
+            pass
+        return data_model.model_validate(extract_value(self.get_last_turn()))
+
+    async def chat_structured_async(
+        self,
+        *args: Content | str,
+        data_model: type[ModelT],
+        echo: EchoOption = "none",
+        stream: bool = False,
+        kwargs: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> ModelT:
+        """The async :meth:`chat_structured`."""
+        run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options, data_model)
+        async for _ in drive_async(turn_loop(run, prompt), sender):
+            pass
+        return data_model.model_validate(extract_value(self.get_last_turn()))
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -481,21 +675,31 @@ class Chat:
         stream: bool,
         kwargs: dict[str, Any] | None,
         overrides: CallOptions | dict[str, Any],
-    ) -> tuple[Run, Sender]:
+        data_model: type[Any] | None = None,
+        controller: StreamController | None = None,
+    ) -> tuple[Run, Sender, Turn | None]:
         if content not in ("text", "all"):
             raise ValueError(f"content must be 'text' or 'all', got {content!r}")
         options = self.options.merged(overrides)
-        echo_sink: Echo = make_echo(echo)
+        spec = RequestSpec(
+            system_prompt=self.system_prompt,
+            tools=list(self._tools.values()),
+            stream=stream,
+            params=dict(self._params),
+            kwargs=dict(kwargs or {}),
+            data_model=data_model,
+        )
+        prompt = _prompt(args)
+        if prompt is not None:
+            # Content the provider cannot take fails here, before the history holds it.
+            self.provider.build_request([prompt], spec)
+        if controller is not None:
+            controller._start()
+        echo_sink: Echo = make_echo(echo, thinking=options.echo_thinking)
         run = Run(
             history=self._history,
             provider=self.provider,
-            spec=RequestSpec(
-                system_prompt=self.system_prompt,
-                tools=list(self._tools.values()),
-                stream=stream,
-                params=dict(self._params),
-                kwargs=dict(kwargs or {}),
-            ),
+            spec=spec,
             options=options,
             tools=dict(self._tools),
             echo=echo_sink,
@@ -503,6 +707,7 @@ class Chat:
             before_model_call=list(self._before_model_call),
             finalize=self._finalizer(options),
             record_usage=self._record_usage,
+            stop_requested=(lambda: controller.cancelled) if controller is not None else None,
         )
         tools = ToolContext(
             tools=dict(self._tools),
@@ -513,7 +718,7 @@ class Chat:
             max_concurrency=options.max_concurrency,
             timeout=options.tool_timeout,
         )
-        return run, Sender(self.provider, tools, options.max_retries, self._limiter)
+        return run, Sender(self.provider, tools, options.max_retries, self._limiter), prompt
 
     def _finalizer(self, options: ChatOptions) -> Finalizer:
         return Finalizer(

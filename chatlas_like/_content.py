@@ -11,10 +11,11 @@ Blocks the library does not model (new server tools, new block types) are kept a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 __all__ = [
     "Content",
+    "ContentCitation",
     "ContentDocument",
     "ContentImage",
     "ContentImageInline",
@@ -25,11 +26,27 @@ __all__ = [
     "ContentServerToolResult",
     "ContentText",
     "ContentThinking",
+    "ContentThinkingDelta",
     "ContentToolRequest",
+    "ContentToolRequestFetch",
+    "ContentToolRequestSearch",
+    "ContentToolResponseFetch",
+    "ContentToolResponseSearch",
     "ContentUnknown",
+    "ContentUploaded",
+    "ImageContentType",
+    "Source",
+    "WebSource",
+    "server_tool_request",
+    "server_tool_result",
 ]
 
 ImageContentType = Literal["image/png", "image/jpeg", "image/webp", "image/gif"]
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """``value`` when it is a dict (provider data), else an empty dict."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +84,12 @@ class ContentText(Content):
 
     def __str__(self) -> str:
         return self.text
+
+    @property
+    def citations(self) -> list[ContentCitation]:
+        """The sources this text cites (from ``extra``), each grounding this text."""
+        raw: list[Any] = (self.extra or {}).get("citations") or []
+        return [ContentCitation.from_raw(c, grounded_span=self.text) for c in raw]
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +234,44 @@ class ContentThinking(Content):
     def __str__(self) -> str:
         return self.thinking
 
+    @property
+    def redacted(self) -> bool:
+        """Whether the provider sent this thinking encrypted (``redacted_thinking``)."""
+        return (self.extra or {}).get("type") == "redacted_thinking"
+
+    @property
+    def signature(self) -> str | None:
+        """The provider's signature of the thinking (needed to send it back), if any."""
+        value = (self.extra or {}).get("signature")
+        return str(value) if value else None
+
+
+@dataclass(frozen=True, slots=True)
+class ContentThinkingDelta(Content):
+    """A piece of thinking as it streams (``stream(content="all")`` yields these).
+
+    Never part of a turn: the finished :class:`ContentThinking` is.
+
+    Parameters
+    ----------
+    thinking
+        The new thinking text (empty at ``"start"`` and ``"end"``).
+    phase
+        ``"start"`` and ``"end"`` mark a thinking block's bounds; ``"body"`` carries text.
+    """
+
+    content_type: ClassVar[str] = "thinking_delta"
+    thinking: str
+    phase: Literal["start", "body", "end"] = "body"
+
+    def __add__(self, other: object) -> ContentThinkingDelta:
+        if not isinstance(other, ContentThinkingDelta):
+            return NotImplemented
+        return ContentThinkingDelta(self.thinking + other.thinking, self.phase)
+
+    def __str__(self) -> str:
+        return self.thinking
+
 
 @dataclass(frozen=True, slots=True)
 class ContentToolRequest(Content):
@@ -297,8 +358,244 @@ class ContentServerToolResult(Content):
         """The provider's block type, e.g. ``"web_search_tool_result"``."""
         return str(self.block.get("type", ""))
 
+    @property
+    def extra(self) -> dict[str, Any]:
+        """The provider's block (chatlas's name for it)."""
+        return self.block
+
     def __str__(self) -> str:
         return f"[{self.block_type}]"
+
+
+@dataclass(frozen=True, slots=True)
+class ContentToolRequestSearch(ContentServerToolRequest):
+    """The model runs a web search (see :func:`~chatlas_like.tool_web_search`)."""
+
+    content_type: ClassVar[str] = "web_search_request"
+
+    @property
+    def query(self) -> str:
+        """What the model searched for."""
+        return str(_mapping(self.arguments).get("query", ""))
+
+    def __str__(self) -> str:
+        return f"web search: {self.query!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class ContentToolRequestFetch(ContentServerToolRequest):
+    """The model fetches a web page (see :func:`~chatlas_like.tool_web_fetch`)."""
+
+    content_type: ClassVar[str] = "web_fetch_request"
+
+    @property
+    def url(self) -> str:
+        """The page the model asked for."""
+        return str(_mapping(self.arguments).get("url", ""))
+
+    def __str__(self) -> str:
+        return f"web fetch: {self.url}"
+
+
+@dataclass(frozen=True, slots=True)
+class ContentToolResponseSearch(ContentServerToolResult):
+    """The pages a web search found, kept as received (encrypted page content included)."""
+
+    content_type: ClassVar[str] = "web_search_results"
+
+    @property
+    def sources(self) -> list[WebSource]:
+        """The pages found, in the order the provider listed them."""
+        found: Any = self.block.get("content")
+        items = cast("list[Any]", found) if isinstance(found, list) else []
+        return [WebSource.from_raw(_mapping(r)) for r in items if isinstance(r, dict)]
+
+    @property
+    def error_code(self) -> str | None:
+        """The provider's error code when the search failed, else None."""
+        code = _mapping(self.block.get("content")).get("error_code")
+        return str(code) if code is not None else None
+
+    def __str__(self) -> str:
+        if self.error_code:
+            return f"web search failed: {self.error_code}"
+        return "web search results:\n" + "\n".join(f"* {s}" for s in self.sources)
+
+
+@dataclass(frozen=True, slots=True)
+class ContentToolResponseFetch(ContentServerToolResult):
+    """A fetched web page, kept as received."""
+
+    content_type: ClassVar[str] = "web_fetch_results"
+
+    @property
+    def _result(self) -> dict[str, Any]:
+        return _mapping(self.block.get("content"))
+
+    @property
+    def url(self) -> str:
+        """The page's URL ("" when the fetch failed)."""
+        return str(self._result.get("url", ""))
+
+    @property
+    def status(self) -> Literal["success", "error"]:
+        """``"success"`` when the page's content arrived, else ``"error"``."""
+        return "error" if "error_code" in self._result else "success"
+
+    @property
+    def error_code(self) -> str | None:
+        """The provider's error code when the fetch failed, else None."""
+        code = self._result.get("error_code")
+        return str(code) if code is not None else None
+
+    @property
+    def title(self) -> str | None:
+        """The fetched document's title, when the provider gave one."""
+        title = _mapping(self._result.get("content")).get("title")
+        return str(title) if title else None
+
+    def __str__(self) -> str:
+        if self.status == "error":
+            return f"web fetch failed: {self.error_code}"
+        return f"web fetch result: {self.url}"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a citation's evidence comes from."""
+
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class WebSource(Source):
+    """A web page.
+
+    Parameters
+    ----------
+    type
+        Always ``"web"``.
+    url
+        The page's address.
+    title
+        The page's title, when known.
+    page_age
+        How old the provider says the page is, when known.
+    """
+
+    type: str = "web"
+    url: str = ""
+    title: str | None = None
+    page_age: str | None = None
+
+    @classmethod
+    def from_raw(cls, raw: dict[str, Any]) -> WebSource:
+        """A source from a provider's search result or citation."""
+        title = raw.get("title")
+        age = raw.get("page_age")
+        return cls(
+            url=str(raw.get("url", "")),
+            title=str(title) if title else None,
+            page_age=str(age) if age else None,
+        )
+
+    def __str__(self) -> str:
+        return f"{self.title} <{self.url}>" if self.title else f"<{self.url}>"
+
+
+@dataclass(frozen=True, slots=True)
+class ContentCitation(Content):
+    """A source that grounds part of the model's answer.
+
+    The citation stays in the text's ``extra`` (and goes back to the provider with it);
+    this is a view of one, yielded by ``stream(content="all")`` as it arrives and
+    listed by :attr:`ContentText.citations`.
+
+    Parameters
+    ----------
+    source
+        The evidence's source, when it has a URL.
+    cited_quote
+        The quoted evidence, when the provider gives one.
+    grounded_span
+        The answer text the citation grounds (None while it is still streaming).
+    extra
+        The provider's citation as received.
+    """
+
+    content_type: ClassVar[str] = "citation"
+    source: Source | None = None
+    cited_quote: str | None = None
+    grounded_span: str | None = None
+    extra: dict[str, Any] | None = None
+
+    @classmethod
+    def from_raw(cls, raw: Any, *, grounded_span: str | None = None) -> ContentCitation:
+        """A citation from the provider's citation object."""
+        data = _mapping(raw)
+        quote = data.get("cited_text")
+        return cls(
+            source=WebSource.from_raw(data) if data.get("url") else None,
+            cited_quote=str(quote) if quote else None,
+            grounded_span=grounded_span,
+            extra=data or None,
+        )
+
+    def __str__(self) -> str:
+        label = str(self.source) if self.source is not None else (self.cited_quote or "")
+        return f"citation: {label}"
+
+
+@dataclass(frozen=True, slots=True)
+class ContentUploaded(Content):
+    """A file uploaded to the provider once (see :class:`~chatlas_like.FileManager`).
+
+    Parameters
+    ----------
+    id
+        The provider's file id.
+    mime_type
+        The file's media type: ``image/...`` files are sent as images, others as documents.
+    provider
+        The provider that holds the file (a chat of another provider cannot use it).
+    filename
+        The name the file was uploaded under.
+    extra
+        Provider metadata kept with the reference.
+    """
+
+    content_type: ClassVar[str] = "uploaded"
+    id: str
+    mime_type: str
+    provider: str = "anthropic"
+    filename: str | None = None
+    extra: dict[str, Any] | None = None
+
+    def __str__(self) -> str:
+        return f"[uploaded file: {self.filename or self.id}]"
+
+
+_REQUEST_KINDS: dict[str, type[ContentServerToolRequest]] = {
+    "web_search": ContentToolRequestSearch,
+    "web_fetch": ContentToolRequestFetch,
+}
+_RESULT_KINDS: dict[str, type[ContentServerToolResult]] = {
+    "web_search_tool_result": ContentToolResponseSearch,
+    "web_fetch_tool_result": ContentToolResponseFetch,
+}
+
+
+def server_tool_request(
+    id: str, name: str, arguments: Any, block: dict[str, Any]
+) -> ContentServerToolRequest:
+    """A server tool request of the class that knows the tool (search, fetch, or generic)."""
+    return _REQUEST_KINDS.get(name, ContentServerToolRequest)(id, name, arguments, block)
+
+
+def server_tool_result(tool_use_id: str, block: dict[str, Any]) -> ContentServerToolResult:
+    """A server tool result of the class that knows its block type."""
+    kind = str(block.get("type", ""))
+    return _RESULT_KINDS.get(kind, ContentServerToolResult)(tool_use_id, block)
 
 
 @dataclass(frozen=True, slots=True)

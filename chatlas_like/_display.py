@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 if TYPE_CHECKING:
-    from ._content import Content, ContentToolRequest
+    from ._content import (
+        Content,
+        ContentServerToolRequest,
+        ContentServerToolResult,
+        ContentToolRequest,
+    )
     from ._tool_result import ContentToolResult
 
 __all__ = [
@@ -24,10 +29,12 @@ __all__ = [
     "preview",
     "request_tag",
     "result_tag",
+    "server_tool_lines",
 ]
 
 PREVIEW_CHARS = 2_000
 ARGUMENT_CHARS = 300
+SOURCES_SHOWN = 8
 
 _OUTCOME_LABELS = {
     "success": ("✔", "result"),
@@ -105,12 +112,50 @@ def format_result(result: ContentToolResult) -> str:
     return f"{head}\n{preview(result)}"
 
 
+def server_tool_lines(
+    item: ContentServerToolRequest | ContentServerToolResult,
+) -> tuple[str, list[str], bool]:
+    """A server tool block as (title, source lines, is an error), for a compact panel."""
+    from ._content import (
+        ContentServerToolRequest,
+        ContentToolRequestFetch,
+        ContentToolRequestSearch,
+        ContentToolResponseFetch,
+        ContentToolResponseSearch,
+    )
+
+    if isinstance(item, ContentToolRequestSearch):
+        return f"🔎 web search: {_cut(item.query, ARGUMENT_CHARS)!r}", [], False
+    if isinstance(item, ContentToolRequestFetch):
+        return f"🌐 web fetch: {_cut(item.url, ARGUMENT_CHARS)}", [], False
+    if isinstance(item, ContentServerToolRequest):
+        return f"🔧 {item.name}({format_arguments(item.arguments)}) [server]", [], False
+    if isinstance(item, ContentToolResponseSearch):
+        if item.error_code:
+            return f"✖ web search failed: {item.error_code}", [], True
+        sources = item.sources
+        lines = [f"{s.title or s.url} — {s.url}" if s.title else s.url for s in sources]
+        if len(lines) > SOURCES_SHOWN:
+            lines = [*lines[:SOURCES_SHOWN], f"… {len(sources) - SOURCES_SHOWN} more"]
+        return f"✔ web search: {len(sources)} sources", lines or ["(no results)"], False
+    if isinstance(item, ContentToolResponseFetch):
+        if item.status == "error":
+            return f"✖ web fetch failed: {item.error_code}", [], True
+        return f"✔ fetched {item.url}", [item.title] if item.title else [], False
+    return f"[{item.block_type}]", [], False
+
+
 # -- Markdown and HTML ---------------------------------------------------------------------
 
 
 def content_markdown(content: Content) -> str:
     """Markdown for any content (fenced where it is not prose)."""
-    from ._content import ContentText, ContentToolRequest
+    from ._content import (
+        ContentServerToolRequest,
+        ContentServerToolResult,
+        ContentText,
+        ContentToolRequest,
+    )
     from ._tool_result import ContentToolResult
 
     if isinstance(content, ContentText):
@@ -120,16 +165,31 @@ def content_markdown(content: Content) -> str:
     if isinstance(content, ContentToolResult):
         body = preview(content).replace("```", "``\u200b`")
         return f"**{outcome_label(content)}**\n\n```\n{body}\n```"
+    if isinstance(content, (ContentServerToolRequest, ContentServerToolResult)):
+        title, lines, _ = server_tool_lines(content)
+        return "\n".join([f"**{title}**", *(f"- {line}" for line in lines)])
     return f"`{content}`"
 
 
 def content_html(content: Content) -> str:
     """HTML for any content, everything escaped."""
-    from ._content import ContentText, ContentToolRequest
+    from ._content import (
+        ContentServerToolRequest,
+        ContentServerToolResult,
+        ContentText,
+        ContentToolRequest,
+    )
     from ._tool_result import ContentToolResult
 
     if isinstance(content, ContentToolResult):
         return result_html(content)
+    if isinstance(content, (ContentServerToolRequest, ContentServerToolResult)):
+        title, lines, _ = server_tool_lines(content)
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+        return (
+            f"<div class='chatlas-like-server-tool'><strong>{html.escape(title)}</strong>"
+            f"{f'<ul>{items}</ul>' if items else ''}</div>"
+        )
     if isinstance(content, ContentToolRequest):
         return request_html(content)
     if isinstance(content, ContentText):

@@ -14,7 +14,17 @@ from __future__ import annotations
 import sys
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
-from ._content import Content, ContentText, ContentToolRequest
+from ._content import (
+    Content,
+    ContentCitation,
+    ContentJson,
+    ContentServerToolRequest,
+    ContentServerToolResult,
+    ContentText,
+    ContentThinking,
+    ContentThinkingDelta,
+    ContentToolRequest,
+)
 from ._tool_result import ContentToolResult
 
 if TYPE_CHECKING:
@@ -68,16 +78,23 @@ class ConsoleEcho:
         ``"text"``, ``"output"`` or ``"all"``.
     console
         A ``rich.console.Console``; a new one on stdout by default.
+    thinking
+        Show the model's extended thinking as it streams, dimmed (hidden when False).
     """
 
-    def __init__(self, mode: EchoMode = "output", console: Any = None) -> None:
+    def __init__(
+        self, mode: EchoMode = "output", console: Any = None, thinking: bool = True
+    ) -> None:
         from rich.console import Console
 
         self.mode = mode
         self.console: Any = console if console is not None else Console()
+        self.thinking = thinking and mode != "text"
         self._file: IO[str] = self.console.file
         self._line_start = True
         self._wrote = False
+        styled = self.console.is_terminal and not self.console.no_color
+        self._dim, self._undim = ("\x1b[2m", "\x1b[22m") if styled else ("", "")
 
     def user_turn(self, turn: Turn) -> None:
         if self.mode != "all":
@@ -105,13 +122,23 @@ class ConsoleEcho:
         self._wrote = True
 
     def content(self, item: Content) -> None:
-        if self.mode == "text":
+        if isinstance(item, ContentThinkingDelta):
+            self._thinking_delta(item)
             return
+        if self.mode == "text" or isinstance(item, (ContentJson, ContentCitation)):
+            return  # a structured answer was echoed as its text; citations stay in the text
         from rich.text import Text
 
         from ._display import format_call, outcome_label, preview, truncation_note
 
-        if isinstance(item, ContentToolRequest):
+        if isinstance(item, (ContentServerToolRequest, ContentServerToolResult)):
+            self._end_line()
+            self._server_tool(item)
+        elif isinstance(item, ContentThinking):
+            if self.thinking:  # only redacted thinking arrives whole
+                self._end_line()
+                self.console.print(Text("💭 [redacted thinking]", style="dim"))
+        elif isinstance(item, ContentToolRequest):
             self._end_line()
             self.console.print(Text(f"🔧 {format_call(item)}", style="bold cyan"))
         elif isinstance(item, ContentToolResult):
@@ -130,6 +157,32 @@ class ConsoleEcho:
             self._end_line()
             self.console.print(Text(str(item), style="dim"))
         self._line_start = True
+
+    def _thinking_delta(self, delta: ContentThinkingDelta) -> None:
+        if not self.thinking:
+            return
+        if delta.phase == "start":
+            self._end_line()
+            self._file.write(f"{self._dim}💭 {self._undim}")
+            self._line_start = False
+        elif delta.phase == "end":
+            self._end_line()
+        elif delta.thinking:
+            self._file.write(f"{self._dim}{delta.thinking}{self._undim}")
+            self._line_start = delta.thinking.endswith("\n")
+
+    def _server_tool(self, item: ContentServerToolRequest | ContentServerToolResult) -> None:
+        from ._display import server_tool_lines
+
+        title, lines, error = server_tool_lines(item)
+        if not lines:
+            self.console.print(title, style="bold red" if error else "bold cyan", markup=False)
+            return
+        from rich.panel import Panel
+        from rich.text import Text
+
+        body = Text("\n".join(lines), style="dim")
+        self.console.print(Panel(body, title=title, title_align="left", expand=False))
 
     def finish(self) -> None:
         self._end_line()
@@ -158,8 +211,8 @@ def in_notebook() -> bool:
     return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
 
 
-def make_echo(mode: str, console: Any = None) -> Echo:
-    """The sink for ``mode`` in the current environment."""
+def make_echo(mode: str, console: Any = None, *, thinking: bool = True) -> Echo:
+    """The sink for ``mode`` in the current environment (``thinking``: show thinking)."""
     if mode not in ECHO_MODES:
         raise ValueError(f"echo must be one of {', '.join(ECHO_MODES)}; got {mode!r}")
     if mode == "none":
@@ -168,4 +221,4 @@ def make_echo(mode: str, console: Any = None) -> Echo:
         from ._notebook import NotebookEcho
 
         return NotebookEcho(mode)  # pyright: ignore[reportArgumentType]
-    return ConsoleEcho(mode, console)  # pyright: ignore[reportArgumentType]
+    return ConsoleEcho(mode, console, thinking)  # pyright: ignore[reportArgumentType]

@@ -21,7 +21,9 @@ before it enters the history: truncation, sequence numbers, the store write).
 Cancellation contract: closing the loop or throwing into it (Ctrl-C, a closed stream,
 a cancelled task, a cut response) repairs the history before the exception
 propagates: a partial answer is kept as ``"incomplete"`` and every tool request
-without a result is answered, so the next call sends a valid request.
+without a result is answered, so the next call sends a valid request. A stop asked
+for through ``Run.stop_requested`` (a ``StreamController``) repairs it the same way
+and ends the loop without an exception.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ __all__ = ["END", "NEXT_EVENT", "ModelCall", "Run", "RunTools", "turn_loop"]
 
 TURN_SEPARATOR = "\n\n"
 CUT_OFF = "The response was cut off before this call was complete; send the call again."
+STOPPED = "Not run: the user stopped the response before this call was answered."
 STREAM_ENDED = "the response stream ended before the model finished its answer"
 
 
@@ -100,6 +103,7 @@ class Run:
     before_model_call: Sequence[Callable[[Run], Sequence[Turn] | None]] = ()
     finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]] = _no_finalize
     record_usage: Callable[[TokenUsage], None] | None = None
+    stop_requested: Callable[[], bool] | None = None
     text_yielded: bool = False
     usage: TokenUsage = field(default_factory=TokenUsage)
     rounds: int = 0
@@ -154,6 +158,11 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
             if done.interrupt is not None:
                 raise done.interrupt
             run.rounds += 1
+            if run.stop_requested is not None and run.stop_requested():
+                return
+    except _Stopped:
+        if history.owns(token):
+            answer_dangling(history.turns, STOPPED, run.finalize)
     except BaseException as error:
         if history.owns(token):
             answer_dangling(history.turns, _reason(error), run.finalize)
@@ -162,16 +171,23 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
         echo.finish()
 
 
+class _Stopped(Exception):
+    """The caller asked the stream to stop (``Run.stop_requested``)."""
+
+
 def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
     """Feed provider events to the accumulator, emitting deltas; the finished turn."""
-    accumulator = run.provider.accumulator()
+    accumulator = run.provider.accumulator(run.spec)
     echo = run.echo
     assert echo is not None
     echo_text = echo.text
     yield_text = run.yield_text
+    stop_requested = run.stop_requested
     separate = run.text_yielded  # a later turn's text is set apart from the earlier one's
     try:
         while True:
+            if stop_requested is not None and stop_requested():
+                raise _Stopped
             event = yield NEXT_EVENT
             if event is END:
                 break

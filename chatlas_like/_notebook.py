@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from ._content import Content, ContentText
+from ._content import Content, ContentCitation, ContentJson, ContentText, ContentThinkingDelta
 from ._display import content_html
 
 if TYPE_CHECKING:
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 __all__ = ["NotebookEcho"]
 
+# Thinking deltas would each become an output; a structured answer and citations are
+# already in the streamed text.
+_NOT_SHOWN = (ContentThinkingDelta, ContentCitation, ContentJson)
 GROWTH = 0.05  # re-render when the text grew by this share...
 MIN_GROWTH = 64  # ...and by at least this many characters
 
@@ -71,7 +74,7 @@ class NotebookEcho:
             self._render_text()
 
     def content(self, item: Content) -> None:
-        if self.mode == "text":
+        if self.mode == "text" or isinstance(item, _NOT_SHOWN):
             return
         if isinstance(item, ContentText):
             self.text(item.text)

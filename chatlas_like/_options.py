@@ -13,6 +13,8 @@ option                    default      meaning
 ``store_max_bytes``       10_000_000   UTF-8 bytes of one result kept in the result store
 ``max_retries``           3            retries of a model call on 429, 5xx, 529 and
                                        connection errors, with backoff and jitter
+``echo_thinking``         True         echo the model's extended thinking (dimmed); False
+                                       hides it (it is kept in the history either way)
 ========================  ===========  ====================================================
 
 Set them on the chat (``ChatAnthropic(..., max_tool_rounds=10)`` or
@@ -39,6 +41,7 @@ class CallOptions(TypedDict, total=False):
     max_result_bytes: int
     store_max_bytes: int
     max_retries: int
+    echo_thinking: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,7 @@ class ChatOptions:
     max_result_bytes: int = 100_000
     store_max_bytes: int = 10_000_000
     max_retries: int = 3
+    echo_thinking: bool = True
 
     def __post_init__(self) -> None:
         _positive_or_none("max_tool_rounds", self.max_tool_rounds, allow_zero=True)

@@ -12,12 +12,9 @@ sends to ``rpm`` per minute and joined to the chat's own limiter: when the provi
 answers one conversation with 429 and a retry-after, every conversation of the batch
 (and the chat itself) waits that long before its next send.
 
-Structured output (``parallel_chat_structured``, and the batch variant in
-:mod:`chatlas_like._batch`) is done here with a forced tool call: a small provider
-wrapper adds a tool whose input schema is the data model's, forces the model to call
-it, and turns that call back into a :class:`ContentJson`, so the turn loop sees an
-answer, not a tool request. It stands in until ``chat_structured`` (a ``data_model``
-parameter of the chat verbs) lands; then these functions should use that.
+``parallel_chat_structured`` asks each conversation through
+:meth:`Chat.chat_structured_async`, so it gets structured outputs (or the forced-tool
+fallback) exactly as a single chat does.
 """
 
 from __future__ import annotations
@@ -29,10 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
 from ._chat import Chat
-from ._content import Content, ContentJson, ContentToolRequest
+from ._content import Content
 from ._limiter import Limiter
-from ._turn import AssistantTurn, Turn
-from .providers._base import Accumulator, AsyncEventStream, EventStream, Provider, RequestSpec
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -274,10 +269,9 @@ async def parallel_chat_structured(
         and ``.chat``), the exception that ended the conversation (data that does not
         validate is one), or None if it was never started.
     """
-    structured = StructuredOutput(data_model)
 
-    def finish(conversation: Chat) -> StructuredChatResult[BaseModelT, Chat]:
-        return StructuredChatResult(structured.extract(conversation.get_last_turn()), conversation)
+    def finish(conversation: Chat, data: Any) -> StructuredChatResult[BaseModelT, Chat]:
+        return StructuredChatResult(data, conversation)
 
     return await _converse_all(
         chat,
@@ -287,15 +281,15 @@ async def parallel_chat_structured(
         on_error=on_error,
         kwargs=kwargs,
         finish=finish,
-        structured=structured,
+        data_model=data_model,
     )
 
 
-def _same_chat(conversation: ChatT) -> ChatT:
+def _same_chat(conversation: ChatT, data: Any) -> ChatT:
     return conversation
 
 
-def _last_text(conversation: Chat) -> str:
+def _last_text(conversation: Chat, data: Any) -> str:
     turn = conversation.get_last_turn()
     return turn.text if turn is not None else ""
 
@@ -308,8 +302,8 @@ async def _converse_all(
     rpm: int | None,
     on_error: OnError,
     kwargs: dict[str, Any] | None,
-    finish: Callable[[ChatT], R],
-    structured: StructuredOutput[Any] | None = None,
+    finish: Callable[[ChatT, Any], R],
+    data_model: type[BaseModel] | None = None,
 ) -> list[R | Exception | None]:
     if on_error not in _ON_ERROR:
         raise ValueError(f"on_error must be 'return', 'continue' or 'stop', got {on_error!r}")
@@ -326,13 +320,13 @@ async def _converse_all(
     async def converse(index: int) -> R:
         conversation = cast(ChatT, chat.copy())
         conversation._limiter = limiter
-        if structured is not None:
-            conversation.provider = structured.wrap(chat.provider)
-        try:
+        if data_model is None:
             await conversation.chat_async(*turns[index], echo="none", kwargs=kwargs)
-        finally:
-            conversation.provider = chat.provider
-        return finish(conversation)
+            return finish(conversation, None)
+        data = await conversation.chat_structured_async(
+            *turns[index], data_model=data_model, echo="none", kwargs=kwargs
+        )
+        return finish(conversation, data)
 
     async def worker() -> None:
         nonlocal stopped
@@ -388,96 +382,9 @@ class BatchLimiter(Limiter):
         own = super().reserve()
         return max(own, self.parent.reserve())
 
+    def paused_for(self) -> float:
+        return max(super().paused_for(), self.parent.paused_for())
+
     def pause(self, seconds: float) -> None:
         super().pause(seconds)
         self.parent.pause(seconds)
-
-
-# -- structured output by a forced tool call (until chat_structured lands) -------------------
-
-STRUCTURED_TOOL = "_structured_output"
-
-
-class StructuredOutput(Generic[BaseModelT]):
-    """Ask for data of ``data_model`` with a forced tool call, and read it back."""
-
-    def __init__(self, data_model: type[BaseModelT]) -> None:
-        self.data_model = data_model
-        self.tool: dict[str, Any] = {
-            "name": STRUCTURED_TOOL,
-            "description": "Give your answer as data of this schema. "
-            + (data_model.__doc__ or "").strip(),
-            "input_schema": data_model.model_json_schema(),
-        }
-
-    def wrap(self, provider: Provider) -> _StructuredProvider:
-        """``provider`` asking for this data on every request."""
-        return _StructuredProvider(provider, self.tool)
-
-    def extract(self, turn: Turn | None) -> BaseModelT:
-        """The data of an answer, validated; raises ``ValueError`` if there is none."""
-        found = [c.value for c in (turn.contents if turn else []) if isinstance(c, ContentJson)]
-        if len(found) != 1:
-            raise ValueError(f"expected one structured answer, the model gave {len(found)}")
-        return self.data_model.model_validate(found[0])
-
-
-class _StructuredProvider:
-    """A provider forcing the structured tool; the call comes back as ``ContentJson``."""
-
-    def __init__(self, inner: Provider, tool: dict[str, Any]) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.model = inner.model
-        self._tool = tool
-
-    def build_request(self, turns: Sequence[Turn], spec: RequestSpec) -> dict[str, Any]:
-        body = self.inner.build_request(turns, spec)
-        body["tools"] = [*body.get("tools", ()), self._tool]
-        body["tool_choice"] = {"type": "tool", "name": STRUCTURED_TOOL}
-        return body
-
-    def accumulator(self) -> Accumulator:
-        return _StructuredAccumulator(self.inner.accumulator())
-
-    def open(self, body: dict[str, Any]) -> EventStream:
-        return self.inner.open(body)
-
-    async def open_async(self, body: dict[str, Any]) -> AsyncEventStream:
-        return await self.inner.open_async(body)
-
-
-class _StructuredAccumulator:
-    __slots__ = ("_inner", "complete")
-
-    def __init__(self, inner: Accumulator) -> None:
-        self._inner = inner
-        self.complete = False
-
-    def feed(self, event: dict[str, Any]) -> str | Content | None:
-        out = self._inner.feed(event)
-        self.complete = self._inner.complete
-        return _as_data(out) if isinstance(out, Content) else out
-
-    def turn(self) -> AssistantTurn:
-        return _data_turn(self._inner.turn())
-
-    def partial_turn(self) -> AssistantTurn | None:
-        turn = self._inner.partial_turn()
-        return None if turn is None else _data_turn(turn)
-
-
-def _as_data(content: Content) -> Content:
-    if type(content) is ContentToolRequest and content.name == STRUCTURED_TOOL:
-        return ContentJson(content.arguments)
-    return content
-
-
-def _data_turn(turn: AssistantTurn) -> AssistantTurn:
-    contents = [_as_data(c) for c in turn.contents]
-    finish = turn.finish_reason
-    if finish == "tool_use" and not any(type(c) is ContentToolRequest for c in contents):
-        finish = "end_turn"
-    return AssistantTurn(
-        contents, tokens=turn.tokens, finish_reason=finish, completion=turn.completion
-    )

@@ -31,7 +31,12 @@ from ._content import (
     ContentText,
     ContentThinking,
     ContentToolRequest,
+    ContentToolRequestFetch,
+    ContentToolRequestSearch,
+    ContentToolResponseFetch,
+    ContentToolResponseSearch,
     ContentUnknown,
+    ContentUploaded,
 )
 from ._errors import PersistenceError, RestoredToolError
 from ._tool_result import ContentToolResult
@@ -62,6 +67,11 @@ _SIMPLE: dict[str, type[Content]] = {
         ContentToolRequest,
         ContentServerToolRequest,
         ContentServerToolResult,
+        ContentToolRequestSearch,
+        ContentToolRequestFetch,
+        ContentToolResponseSearch,
+        ContentToolResponseFetch,
+        ContentUploaded,
         ContentUnknown,
     )
 }

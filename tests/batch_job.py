@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 from chatlas_like import Chat, ChatAnthropic, batch_chat_text
 
@@ -20,12 +21,13 @@ def capital(country: str) -> str:
     return CAPITALS[country]
 
 
-def job_chat(url: str) -> Chat:
+def job_chat(url: str, **kwargs: Any) -> Chat:
     chat = ChatAnthropic(
         base_url=url,
         api_key="test-key-not-a-secret",
         model="claude-haiku-4-5-20251001",
         system_prompt="Answer in one word.",
+        **kwargs,
     )
     chat.register_tool(capital)
     return chat

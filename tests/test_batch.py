@@ -19,7 +19,7 @@ from chatlas_like import (
     batch_chat_structured,
     batch_chat_text,
 )
-from chatlas_like._parallel import STRUCTURED_TOOL
+from chatlas_like._structured import STRUCTURED_TOOL
 from chatlas_like.testing import LoopbackServer, Reply
 
 from .batch_job import CAPITALS, PROMPTS, job_chat
@@ -213,7 +213,11 @@ def cities(body: Mapping[str, Any]) -> Reply:
 def test_batch_chat_structured_returns_validated_data(serve: Any, tmp_path: Path) -> None:
     server = serve(cities)
     data = batch_chat_structured(
-        job_chat(server.url), PROMPTS[:2], tmp_path / "j.json", City, poll_interval=FAST
+        job_chat(server.url, structured_output_mode="tool"),
+        PROMPTS[:2],
+        tmp_path / "j.json",
+        City,
+        poll_interval=FAST,
     )
     assert data == [City(name="Paris", country="France"), City(name="Lima", country="Peru")]
 
@@ -225,6 +229,10 @@ def test_structured_data_that_does_not_validate_is_none_with_a_warning(
     prompts = ["Capital of Atlantis?", "Capital of Peru?"]
     with pytest.warns(UserWarning, match="prompt 0: its data does not fit City"):
         data = batch_chat_structured(
-            job_chat(server.url), prompts, tmp_path / "j.json", City, poll_interval=FAST
+            job_chat(server.url, structured_output_mode="tool"),
+            prompts,
+            tmp_path / "j.json",
+            City,
+            poll_interval=FAST,
         )
     assert data == [None, City(name="Lima", country="Peru")]

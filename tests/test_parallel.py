@@ -23,7 +23,8 @@ from chatlas_like import (
     parallel_chat_text,
 )
 from chatlas_like._limiter import Limiter
-from chatlas_like._parallel import STRUCTURED_TOOL, BatchLimiter
+from chatlas_like._parallel import BatchLimiter
+from chatlas_like._structured import STRUCTURED_TOOL
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat
@@ -251,7 +252,7 @@ def people(body: Mapping[str, Any]) -> Reply:
 
 def test_parallel_chat_structured_returns_data_and_its_chat(serve: Any) -> None:
     server = serve(people)
-    chat = make_chat(server)
+    chat = make_chat(server, structured_output_mode="tool")
     results = asyncio.run(parallel_chat_structured(chat, ["Ada 36", "Alan 41"], Person, rpm=FAST))
     assert [r.data for r in results if isinstance(r, StructuredChatResult)] == [
         Person(name="Ada", age=36),
@@ -268,7 +269,7 @@ def test_parallel_chat_structured_returns_data_and_its_chat(serve: Any) -> None:
 
 
 def test_data_that_does_not_validate_is_that_prompts_error(serve: Any) -> None:
-    chat = make_chat(serve(people))
+    chat = make_chat(serve(people), structured_output_mode="tool")
     results = asyncio.run(
         parallel_chat_structured(chat, ["nobody", "Ada 36"], Person, rpm=FAST, on_error="continue")
     )

@@ -296,7 +296,7 @@ def test_a_process_killed_mid_save_leaves_the_previous_file_intact(
 
 def test_a_save_that_fails_leaves_no_temporary_file(tmp_path: Path) -> None:
     chat = ChatAnthropic(model="m", base_url="http://127.0.0.1:9")
-    chat.set_model_params(metadata=object())  # not JSON
+    chat._params["metadata"] = object()  # not JSON
     with pytest.raises(PersistenceError, match="cannot be saved"):
         chat.save(tmp_path / "chat.json")
     assert list(tmp_path.iterdir()) == []

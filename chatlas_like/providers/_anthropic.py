@@ -15,6 +15,7 @@ import os
 import weakref
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from datetime import date
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,6 +33,7 @@ from .._errors import (
     RequestTooLargeError,
     ServerError,
 )
+from .._structured import StructuredMode
 from .._turn import Turn
 from ._anthropic_wire import (
     AnthropicAccumulator,
@@ -39,11 +41,14 @@ from ._anthropic_wire import (
     build_request,
     message_events,
     parse_sse,
+    structured_mode,
 )
 from ._base import ModelInfo, RequestSpec
 
 if TYPE_CHECKING:
     from .._chat import Chat
+    from .._content import ContentUploaded
+    from .._files import FileMetadata, FileSource
     from .._store import ToolResultStore
 
 __all__ = [
@@ -64,6 +69,9 @@ NO_PREFILL_MODELS = (
     "claude-haiku-5",
 )
 CacheTTL = Literal["5m", "1h", "none"]
+ReasoningEffort = Literal["low", "medium", "high", "xhigh", "max"]
+# What set_model_params can set here; the rest (seed, penalties...) Anthropic has not.
+MODEL_PARAMS = frozenset({"temperature", "top_p", "top_k", "max_tokens", "stop_sequences"})
 
 _STATUS_ERRORS: dict[int, type[ProviderError]] = {
     400: BadRequestError,
@@ -98,9 +106,16 @@ class AnthropicProvider:
     prefill
         Whether the model accepts a conversation ending with an assistant message;
         None decides by model (see ``NO_PREFILL_MODELS``).
+    reasoning
+        Extended thinking: a token budget (int), an effort (``"low"`` ... ``"max"``,
+        adaptive thinking), or the API's ``thinking`` object as a dict.
+    structured_output_mode
+        How structured data is asked for: ``"auto"`` (structured outputs where the
+        model has them, a forced tool otherwise), ``"native"`` or ``"tool"``.
     """
 
     name = "anthropic"
+    supported_model_params = MODEL_PARAMS
 
     def __init__(
         self,
@@ -112,14 +127,23 @@ class AnthropicProvider:
         cache: CacheTTL = "5m",
         client_kwargs: dict[str, Any] | None = None,
         prefill: bool | None = None,
+        reasoning: int | str | dict[str, Any] | None = None,
+        structured_output_mode: StructuredMode = "auto",
     ) -> None:
         if cache not in ("5m", "1h", "none"):
             raise ValueError(f"cache must be '5m', '1h' or 'none', got {cache!r}")
+        if structured_output_mode not in ("auto", "native", "tool"):
+            raise ValueError(
+                "structured_output_mode must be 'auto', 'native' or 'tool', "
+                f"got {structured_output_mode!r}"
+            )
         self.model = model
         self.max_tokens = max_tokens
         self.base_url = base_url
         self.cache: CacheTTL = cache
         self.prefill = prefill
+        self.thinking, self.effort = thinking_config(reasoning, max_tokens)
+        self.structured_output_mode: StructuredMode = structured_output_mode
         self._api_key = api_key
         self._client_kwargs = dict(client_kwargs or {})
         self._client: Any = None
@@ -134,11 +158,20 @@ class AnthropicProvider:
 
     def build_request(self, turns: Sequence[Turn], spec: RequestSpec) -> dict[str, Any]:
         return build_request(
-            turns, spec, model=self.model, max_tokens=self.max_tokens, cache=self.cache
+            turns,
+            spec,
+            model=self.model,
+            max_tokens=self.max_tokens,
+            cache=self.cache,
+            thinking=self.thinking,
+            effort=self.effort,
+            structured=self.structured_output_mode,
         )
 
-    def accumulator(self) -> AnthropicAccumulator:
-        return AnthropicAccumulator()
+    def accumulator(self, spec: RequestSpec | None = None) -> AnthropicAccumulator:
+        if spec is None or spec.data_model is None:
+            return AnthropicAccumulator()
+        return AnthropicAccumulator(structured_mode(self.model, self.structured_output_mode))
 
     def supports_prefill(self) -> bool:
         """Whether the model accepts a conversation ending with an assistant message."""
@@ -175,8 +208,73 @@ class AnthropicProvider:
     def list_models(self) -> list[ModelInfo]:
         """The models the API offers, newest first."""
         with sdk_errors():
-            page = self._sync_client().models.list(limit=1000)
-            return [ModelInfo(m.id, m.display_name, str(m.created_at)) for m in page.data]
+            models = list(self._sync_client().models.list(limit=1000))
+        infos: list[ModelInfo] = [
+            {
+                "id": m.id,
+                "name": m.display_name,
+                "created_at": m.created_at.date(),
+                "provider": self.name,
+            }
+            for m in models
+        ]
+        infos.sort(key=lambda info: info.get("created_at", date.min), reverse=True)
+        return infos
+
+    def count_tokens(self, body: dict[str, Any]) -> int:
+        """Input tokens of the request ``body``, by the API's count endpoint."""
+        names = _count_parameters()
+        arguments = {k: v for k, v in body.items() if k in names}
+        with sdk_errors():
+            return int(self._sync_client().messages.count_tokens(**arguments).input_tokens)
+
+    # -- files -----------------------------------------------------------------------------
+
+    def file_upload(self, source: FileSource) -> ContentUploaded:
+        """Upload ``source`` with the Files API; a reference to use as content."""
+        from .._content import ContentUploaded
+
+        with sdk_errors():
+            meta = self._sync_client().files.upload(
+                file=(source.filename, source.data, source.mime_type)
+            )
+        return ContentUploaded(
+            id=meta.id, mime_type=meta.mime_type, provider=self.name, filename=meta.filename
+        )
+
+    def file_list(self) -> list[FileMetadata]:
+        """Every file uploaded with this API key (all pages)."""
+        with sdk_errors():
+            return [self._file_metadata(m) for m in self._sync_client().files.list()]
+
+    def file_get(self, file_id: str) -> FileMetadata:
+        """One uploaded file's metadata."""
+        with sdk_errors():
+            return self._file_metadata(self._sync_client().files.retrieve_metadata(file_id))
+
+    def file_delete(self, file_id: str) -> None:
+        """Delete an uploaded file."""
+        with sdk_errors():
+            self._sync_client().files.delete(file_id)
+
+    def file_download(self, file_id: str) -> bytes:
+        """A file's bytes (Anthropic serves only files its tools created, not uploads)."""
+        with sdk_errors():
+            return self._sync_client().files.download(file_id).read()
+
+    def _file_metadata(self, meta: Any) -> FileMetadata:
+        from .._files import FileMetadata
+
+        return FileMetadata(
+            id=meta.id,
+            filename=meta.filename,
+            mime_type=meta.mime_type,
+            size_bytes=meta.size_bytes,
+            created_at=meta.created_at,
+            expires_at=getattr(meta, "expires_at", None),
+            provider=self.name,
+            extra=meta.model_dump(mode="json"),
+        )
 
     # -- message batches (sync: a batch is polled over minutes or hours) -------------------
 
@@ -335,6 +433,39 @@ def _create_parameters() -> frozenset[str]:
     return frozenset(signature.parameters) - {"self", "extra_body"}
 
 
+@lru_cache(maxsize=1)
+def _count_parameters() -> frozenset[str]:
+    import inspect
+
+    from anthropic.resources.messages import Messages
+
+    signature = inspect.signature(Messages.count_tokens)
+    return frozenset(signature.parameters) - {"self", "extra_body", "extra_headers", "extra_query"}
+
+
+def thinking_config(
+    reasoning: int | str | dict[str, Any] | None, max_tokens: int
+) -> tuple[dict[str, Any] | None, str | None]:
+    """``reasoning`` as the API's ``thinking`` object and ``output_config.effort``."""
+    if reasoning is None:
+        return None, None
+    if isinstance(reasoning, bool):
+        raise TypeError("reasoning must be a token budget, an effort name or a dict, not a bool")
+    if isinstance(reasoning, int):
+        if not 0 < reasoning < max_tokens:
+            raise ValueError(
+                f"a thinking budget of {reasoning} tokens must be positive and below "
+                f"max_tokens ({max_tokens}): the answer comes out of the same allowance"
+            )
+        return {"type": "enabled", "budget_tokens": reasoning}, None
+    if isinstance(reasoning, str):
+        efforts = ("low", "medium", "high", "xhigh", "max")
+        if reasoning not in efforts:
+            raise ValueError(f"reasoning effort must be one of {', '.join(efforts)}")
+        return {"type": "adaptive"}, reasoning
+    return dict(reasoning), None
+
+
 def _sdk_arguments(body: dict[str, Any]) -> dict[str, Any]:
     """``body`` as ``messages.create`` arguments; fields it does not name go in ``extra_body``."""
     names = _create_parameters()
@@ -423,6 +554,8 @@ def ChatAnthropic(
     cache: CacheTTL = "5m",
     api_key: str | None = None,
     base_url: str | None = None,
+    reasoning: int | ReasoningEffort | dict[str, Any] | None = None,
+    structured_output_mode: StructuredMode = "auto",
     kwargs: dict[str, Any] | None = None,
     store: ToolResultStore | str | os.PathLike[str] | None = None,
     tenant_id: str | None = None,
@@ -445,6 +578,16 @@ def ChatAnthropic(
         The API key; ``ANTHROPIC_API_KEY`` when None. Never saved with a chat.
     base_url
         Another endpoint, e.g. the loopback server of :mod:`chatlas_like.testing`.
+    reasoning
+        Extended thinking. An int is a fixed thinking budget in tokens (below
+        ``max_tokens``); ``"low"``, ``"medium"``, ``"high"``, ``"xhigh"`` or ``"max"``
+        turns on adaptive thinking at that effort; a dict is sent as the API's
+        ``thinking`` object. Thinking blocks are kept with their signatures and sent
+        back unchanged.
+    structured_output_mode
+        How :meth:`~chatlas_like.Chat.chat_structured` asks for data: ``"auto"`` uses
+        Anthropic's structured outputs where the model has them (Claude 4.5 and later)
+        and a forced tool otherwise; ``"native"`` or ``"tool"`` force one way.
     kwargs
         Extra arguments for the SDK client (``timeout``, ``default_headers``...).
     store
@@ -471,6 +614,8 @@ def ChatAnthropic(
         base_url=base_url,
         cache=cache,
         client_kwargs=kwargs,
+        reasoning=reasoning,
+        structured_output_mode=structured_output_mode,
     )
     return Chat(
         provider,

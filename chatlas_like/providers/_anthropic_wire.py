@@ -22,6 +22,7 @@ import orjson
 
 from .._content import (
     Content,
+    ContentCitation,
     ContentDocument,
     ContentImageInline,
     ContentImageRemote,
@@ -31,10 +32,15 @@ from .._content import (
     ContentServerToolResult,
     ContentText,
     ContentThinking,
+    ContentThinkingDelta,
     ContentToolRequest,
     ContentUnknown,
+    ContentUploaded,
+    server_tool_request,
+    server_tool_result,
 )
 from .._errors import ProviderError, StreamInterruptedError
+from .._structured import STRUCTURED_TOOL, closed_schema, supports_structured_outputs
 from .._tool_result import ContentToolResult
 from .._tools import Tool, ToolBuiltIn
 from .._turn import AssistantTurn, FinishReason, TokenUsage, Turn
@@ -51,6 +57,10 @@ __all__ = [
 ]
 
 _CACHE_TTLS = ("5m", "1h")
+_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+_TEXT_APPLICATION_TYPES = frozenset(
+    {"application/json", "application/xml", "application/x-yaml", "application/yaml"}
+)
 _FINISH_REASONS: dict[str, FinishReason] = {
     "end_turn": "end_turn",
     "max_tokens": "max_tokens",
@@ -64,9 +74,23 @@ _FINISH_REASONS: dict[str, FinishReason] = {
 
 
 def build_request(
-    turns: Sequence[Turn], spec: RequestSpec, *, model: str, max_tokens: int, cache: str
+    turns: Sequence[Turn],
+    spec: RequestSpec,
+    *,
+    model: str,
+    max_tokens: int,
+    cache: str,
+    thinking: dict[str, Any] | None = None,
+    effort: str | None = None,
+    structured: str = "auto",
 ) -> dict[str, Any]:
-    """The body of a ``POST /v1/messages`` for ``turns``."""
+    """The body of a ``POST /v1/messages`` for ``turns``.
+
+    ``thinking`` and ``effort`` come from the chat's ``reasoning``; with
+    ``spec.data_model``, the answer is constrained to its schema by structured outputs
+    (``output_config.format``) or, for models without them or with
+    ``structured="tool"``, by a forced tool.
+    """
     messages = _messages(turns)
     cache_control = {"type": "ephemeral", "ttl": cache} if cache in _CACHE_TTLS else None
     if cache_control is not None and messages and messages[-1]["role"] == "user":
@@ -78,12 +102,49 @@ def build_request(
         if cache_control is not None:
             block["cache_control"] = cache_control
         body["system"] = [block]
-    if spec.tools:
-        body["tools"] = [tool_definition(t) for t in spec.tools]
+    tools = [tool_definition(t) for t in spec.tools]
+    output_config: dict[str, Any] = {"effort": effort} if effort else {}
+    if spec.data_model is not None:
+        schema = closed_schema(spec.data_model)
+        if structured_mode(model, structured) == "native":
+            output_config["format"] = {"type": "json_schema", "schema": schema}
+        else:
+            tools.append(_structured_tool(schema, model, thinking))
+            body["tool_choice"] = {"type": "tool", "name": STRUCTURED_TOOL}
+    if tools:
+        body["tools"] = tools
+    if thinking is not None:
+        body["thinking"] = thinking
+    if output_config:
+        body["output_config"] = output_config
     body["stream"] = spec.stream
     body.update(spec.params)
     body.update(spec.kwargs)
     return body
+
+
+def _structured_tool(
+    schema: dict[str, Any], model: str, thinking: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The forced tool whose arguments are the structured answer."""
+    if thinking is not None and thinking.get("type") != "disabled":
+        raise ValueError(
+            f"structured data on {model} needs a forced tool, which Anthropic does not allow "
+            "with extended thinking: use a chat without reasoning, or a model with structured "
+            "outputs (Claude 4.5 and later)"
+        )
+    return {
+        "name": STRUCTURED_TOOL,
+        "description": "Extract structured data",
+        "input_schema": schema,
+    }
+
+
+def structured_mode(model: str, structured: str) -> str:
+    """``"native"`` (``output_config.format``) or ``"tool"`` (a forced tool) for ``model``."""
+    if structured == "auto":
+        return "native" if supports_structured_outputs(model) else "tool"
+    return structured
 
 
 def tool_definition(tool: Tool | ToolBuiltIn) -> dict[str, Any]:
@@ -162,14 +223,22 @@ def content_block(content: Content) -> dict[str, Any] | None:
     if isinstance(content, (ContentServerToolRequest, ContentServerToolResult, ContentUnknown)):
         return content.block
     if isinstance(content, ContentThinking):
-        if content.extra:
-            return content.extra
-        return None  # thinking without a signature cannot be sent back
+        extra = content.extra or {}
+        if extra.get("signature") or extra.get("data"):
+            return extra
+        return None  # thinking cut off before its signature cannot be sent back
+    if isinstance(content, (ContentThinkingDelta, ContentCitation)):
+        return None  # views of a stream, never content of a message
     return _media_block(content)
 
 
 def _media_block(content: Content) -> dict[str, Any] | None:
     if isinstance(content, ContentImageInline):
+        if content.image_content_type not in _IMAGE_TYPES:
+            raise ValueError(
+                f"Anthropic takes images of type {', '.join(_IMAGE_TYPES)}, "
+                f"not {content.image_content_type}"
+            )
         return {
             "type": "image",
             "source": {
@@ -192,21 +261,49 @@ def _media_block(content: Content) -> dict[str, Any] | None:
         return {"type": "document", "source": source}
     if isinstance(content, ContentDocument):
         return _document_block(content)
+    if isinstance(content, ContentUploaded):
+        return _uploaded_block(content)
     if isinstance(content, ContentJson):
         return {"type": "text", "text": orjson.dumps(content.value).decode()}
     return {"type": "text", "text": str(content)} if str(content).strip() else None
 
 
 def _document_block(content: ContentDocument) -> dict[str, Any]:
-    if content.data is not None:
-        source: dict[str, Any] = {
-            "type": "text",
-            "media_type": "text/plain",
-            "data": content.data.decode(errors="replace"),
-        }
-    else:
-        source = {"type": "url", "url": content.url}
+    if not is_text_document(content.mime_type):
+        raise ValueError(
+            f"Anthropic takes documents as plain text or PDF, not {content.mime_type} "
+            f"({content.filename}): convert it to text, or use content_pdf_file() for a PDF"
+        )
+    if content.data is None:
+        raise ValueError(
+            f"Anthropic fetches only PDFs by URL, not {content.filename}: build it with "
+            "content_document_url(), which downloads it"
+        )
+    try:
+        text = content.data.decode()
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            f"Anthropic takes documents as UTF-8 text; {content.filename} is not ({e})"
+        ) from None
+    # The API reads every text document as text/plain: the title names what it is.
+    source = {"type": "text", "media_type": "text/plain", "data": text}
     return {"type": "document", "title": content.filename, "source": source}
+
+
+def is_text_document(mime_type: str) -> bool:
+    """Whether Anthropic can read a document of ``mime_type`` as plain text."""
+    return mime_type.startswith("text/") or mime_type in _TEXT_APPLICATION_TYPES
+
+
+def _uploaded_block(content: ContentUploaded) -> dict[str, Any]:
+    if content.provider != "anthropic":
+        raise ValueError(
+            f"{content.filename or content.id} was uploaded to {content.provider}, not "
+            "Anthropic: upload it again with this chat's `files.upload()`"
+        )
+    source = {"type": "file", "file_id": content.id}
+    kind = "image" if content.mime_type.startswith("image/") else "document"
+    return {"type": kind, "source": source}
 
 
 def _tool_result_block(result: ContentToolResult) -> dict[str, Any]:
@@ -253,15 +350,27 @@ class _Block:
 
 
 class AnthropicAccumulator:
-    """Builds an assistant turn from Messages API stream events."""
+    """Builds an assistant turn from Messages API stream events.
 
-    __slots__ = ("_blocks", "_message", "_stop_reason", "_usage", "complete")
+    ``feed`` returns what a stream shows as it happens: text deltas (also the JSON of a
+    structured answer, however it arrives), thinking as :class:`ContentThinkingDelta`
+    pieces, each citation as it arrives, and every other block once it is complete.
 
-    def __init__(self) -> None:
+    Parameters
+    ----------
+    structured
+        ``"native"`` or ``"tool"`` when the request asked for structured data (see
+        :func:`build_request`): the answer becomes a :class:`ContentJson`.
+    """
+
+    __slots__ = ("_blocks", "_message", "_stop_reason", "_structured", "_usage", "complete")
+
+    def __init__(self, structured: str | None = None) -> None:
         self._blocks: dict[int, _Block] = {}
         self._message: dict[str, Any] = {}
         self._usage: dict[str, Any] = {}
         self._stop_reason: str | None = None
+        self._structured = structured
         self.complete = False
 
     def feed(self, event: dict[str, Any]) -> str | Content | None:
@@ -275,22 +384,35 @@ class AnthropicAccumulator:
                 block.parts.append(text)
                 return text
             if delta_type == "input_json_delta":
-                block.parts.append(delta.get("partial_json", ""))
+                partial: str = delta.get("partial_json", "")
+                block.parts.append(partial)
+                if self._is_structured_tool(block) and partial:
+                    return partial  # the structured answer streams like text
             elif delta_type == "thinking_delta":
-                block.parts.append(delta.get("thinking", ""))
+                thinking: str = delta.get("thinking", "")
+                block.parts.append(thinking)
+                return ContentThinkingDelta(thinking) if thinking else None
             elif delta_type == "signature_delta":
                 block.start = {**block.start, "signature": delta.get("signature", "")}
             elif delta_type == "citations_delta":
-                block.citations.append(delta.get("citation"))
+                citation = delta.get("citation")
+                block.citations.append(citation)
+                return ContentCitation.from_raw(citation)
             return None
         if kind == "content_block_start":
-            self._blocks[event["index"]] = _Block(dict(event["content_block"]))
+            block = self._blocks[event["index"]] = _Block(dict(event["content_block"]))
+            if block.start.get("type") == "thinking":
+                return ContentThinkingDelta("", "start")
             return None
         if kind == "content_block_stop":
             block = self._blocks[event["index"]]
             block.stopped = True
-            block.content = _finish_block(block)
-            return None if type(block.content) is ContentText else block.content
+            block.content = content = _finish_block(block, self._structured)
+            if type(content) is ContentText:
+                return None
+            if type(content) is ContentThinking and not content.redacted:
+                return ContentThinkingDelta("", "end")  # the whole block streamed already
+            return content
         if kind == "message_start":
             self._message = dict(event.get("message") or {})
             self._usage = dict(self._message.get("usage") or {})
@@ -305,6 +427,13 @@ class AnthropicAccumulator:
             raise _stream_error(event)
         return None
 
+    def _is_structured_tool(self, block: _Block) -> bool:
+        return (
+            self._structured == "tool"
+            and block.start.get("type") == "tool_use"
+            and block.start.get("name") == STRUCTURED_TOOL
+        )
+
     def turn(self) -> AssistantTurn:
         return self._build(_FINISH_REASONS.get(self._stop_reason or "", "end_turn"))
 
@@ -315,7 +444,10 @@ class AnthropicAccumulator:
 
     def _build(self, finish_reason: FinishReason) -> AssistantTurn:
         blocks = [self._blocks[i] for i in sorted(self._blocks)]
-        contents = [b.content if b.content is not None else _finish_block(b) for b in blocks]
+        contents = [
+            b.content if b.content is not None else _finish_block(b, self._structured)
+            for b in blocks
+        ]
         if self._stop_reason == "max_tokens":
             contents = [_cut_by_max_tokens(c) for c in contents]
         usage = self._usage
@@ -331,15 +463,22 @@ class AnthropicAccumulator:
         )
 
 
-def _finish_block(block: _Block) -> Content:
+def _finish_block(block: _Block, structured: str | None = None) -> Content:
     start = block.start
     kind = start.get("type")
     if kind == "text":
         text = "".join(block.parts) if block.parts else start.get("text", "")
+        if structured == "native" and block.stopped:
+            try:
+                return ContentJson(orjson.loads(text))
+            except orjson.JSONDecodeError:
+                pass  # not the answer asked for: kept as text, and extraction says so
         citations: list[Any] = [*(start.get("citations") or []), *block.citations]
         return ContentText(text, {"citations": citations} if citations else None)
     if kind == "tool_use":
         arguments, error = _arguments(block, str(start.get("name", "")))
+        if structured == "tool" and start.get("name") == STRUCTURED_TOOL and error is None:
+            return ContentJson(arguments)
         return ContentToolRequest(
             id=str(start.get("id", "")),
             name=str(start.get("name", "")),
@@ -348,7 +487,7 @@ def _finish_block(block: _Block) -> Content:
         )
     if kind == "server_tool_use":
         arguments, _ = _arguments(block, str(start.get("name", "")))
-        return ContentServerToolRequest(
+        return server_tool_request(
             id=str(start.get("id", "")),
             name=str(start.get("name", "")),
             arguments=arguments,
@@ -360,7 +499,7 @@ def _finish_block(block: _Block) -> Content:
     if kind == "redacted_thinking":
         return ContentThinking("", dict(start))
     if isinstance(kind, str) and kind.endswith("_tool_result") and "tool_use_id" in start:
-        return ContentServerToolResult(str(start["tool_use_id"]), dict(start))
+        return server_tool_result(str(start["tool_use_id"]), dict(start))
     return ContentUnknown(dict(start))
 
 
@@ -407,17 +546,18 @@ def _stream_error(event: dict[str, Any]) -> ProviderError:
 
 
 def message_events(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """A non-streamed response replayed as the events a stream would have sent."""
+    """A non-streamed response replayed as the events a stream would have sent.
+
+    Each block starts empty and its text, citations, arguments or thinking arrive as
+    deltas, as in a stream, so both kinds of response show the same things in order.
+    """
     head = {k: v for k, v in message.items() if k != "content"}
     yield {"type": "message_start", "message": {**head, "content": []}}
     for index, block in enumerate(message.get("content") or []):
-        yield {"type": "content_block_start", "index": index, "content_block": block}
-        if block.get("type") == "text" and block.get("text"):
-            yield {
-                "type": "content_block_delta",
-                "index": index,
-                "delta": {"type": "text_delta", "text": block["text"]},
-            }
+        start, deltas = _replayed_block(block)
+        yield {"type": "content_block_start", "index": index, "content_block": start}
+        for delta in deltas:
+            yield {"type": "content_block_delta", "index": index, "delta": delta}
         yield {"type": "content_block_stop", "index": index}
     yield {
         "type": "message_delta",
@@ -425,6 +565,28 @@ def message_events(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
         "usage": message.get("usage") or {},
     }
     yield {"type": "message_stop"}
+
+
+def _replayed_block(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    kind = block.get("type")
+    deltas: list[dict[str, Any]] = []
+    if kind == "text":
+        citations: list[Any] = block.get("citations") or []
+        start = {**block, "text": ""}
+        if citations:
+            start["citations"] = []
+            deltas = [{"type": "citations_delta", "citation": c} for c in citations]
+        if block.get("text"):
+            deltas.append({"type": "text_delta", "text": block["text"]})
+        return start, deltas
+    if kind in ("tool_use", "server_tool_use") and isinstance(block.get("input"), dict):
+        raw = orjson.dumps(block["input"]).decode()
+        return {**block, "input": {}}, [{"type": "input_json_delta", "partial_json": raw}]
+    if kind == "thinking" and block.get("thinking"):
+        return {**block, "thinking": ""}, [
+            {"type": "thinking_delta", "thinking": block["thinking"]}
+        ]
+    return block, deltas
 
 
 class SSEDecoder:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from datetime import date
+from typing import Any, Protocol, Required, TypedDict, runtime_checkable
 
 from .._content import Content
 from .._tools import Tool, ToolBuiltIn
@@ -30,23 +31,27 @@ __all__ = [
 
 @dataclass(slots=True)
 class RequestSpec:
-    """Everything a request needs besides the turns."""
+    """Everything a request needs besides the turns.
+
+    ``data_model`` (a pydantic model class) asks for the answer as structured data
+    in that model's shape.
+    """
 
     system_prompt: str | None = None
     tools: Sequence[Tool | ToolBuiltIn] = ()
     stream: bool = True
     params: dict[str, Any] = field(default_factory=lambda: {})
     kwargs: dict[str, Any] = field(default_factory=lambda: {})
+    data_model: type[Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ModelInfo:
-    """A model the provider offers."""
+class ModelInfo(TypedDict, total=False):
+    """A model the provider offers (a dict, as in chatlas: ``info["id"]``)."""
 
-    id: str
-    name: str | None = None
-    created_at: str | None = None
-    extra: dict[str, Any] = field(default_factory=lambda: {})
+    id: Required[str]
+    name: str
+    created_at: date
+    provider: str
 
 
 class Accumulator(Protocol):
@@ -94,8 +99,8 @@ class Provider(Protocol):
         """The request body for ``turns`` (pure)."""
         ...
 
-    def accumulator(self) -> Accumulator:
-        """A fresh accumulator for one response (pure)."""
+    def accumulator(self, spec: RequestSpec | None = None) -> Accumulator:
+        """A fresh accumulator for one response to a request built from ``spec`` (pure)."""
         ...
 
     def open(self, body: dict[str, Any]) -> EventStream:

@@ -256,6 +256,10 @@ def _block_events(index: int, block: dict[str, Any], reply: Reply) -> list[dict[
             {"type": "text_delta", "text": part}
             for part in _split_text(block["text"], reply.text_chunks)
         ]
+        if "citations" in block:  # as the API streams cited text: citations first
+            start = {"citations": [], "type": "text", "text": ""}
+            cited = [{"type": "citations_delta", "citation": c} for c in block["citations"]]
+            deltas = cited + deltas
     elif kind in ("tool_use", "server_tool_use"):
         start = {**block, "input": {}}
         raw = (

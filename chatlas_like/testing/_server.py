@@ -1,11 +1,13 @@
 """A real HTTP server on 127.0.0.1 that speaks Anthropic's Messages API.
 
 ``POST /v1/messages`` (JSON or server-sent events, as the request asks),
-``POST /v1/messages/count_tokens``, ``GET /v1/models`` and the Message Batches routes
-(``server.batches``, see :mod:`chatlas_like.testing._batches`). Requests to ``/v1/messages``
-are checked by the rules of :mod:`chatlas_like.testing._validator` first; a violation
-gets a 400 (or 413) in Anthropic's error shape, as from the real API. Every request is
-logged in ``server.requests`` for assertions.
+``POST /v1/messages/count_tokens``, ``GET /v1/models``, the Message Batches routes
+(``server.batches``, see :mod:`chatlas_like.testing._batches`) and the Files API
+(``/v1/files``: upload, list, get, delete, held in memory). Requests to
+``/v1/messages`` and ``/v1/messages/count_tokens`` are checked by the rules of
+:mod:`chatlas_like.testing._validator` first (and a message may refer only to files the
+server holds); a violation gets a 400 (or 413) in Anthropic's error shape, as from the
+real API. Every request is logged in ``server.requests`` for assertions.
 
 Use it as a context manager and point a chat at ``server.url``::
 
@@ -29,6 +31,7 @@ import orjson
 
 from .._workers import leave_signals_to_main_thread
 from ._batches import MessageBatches
+from ._files import FileStore
 from ._scripted import Counters, Reply, Response, ScriptedModel, render_reply
 from ._validator import Rejection, validate_request
 
@@ -104,6 +107,7 @@ class LoopbackServer:
         self.requests: list[RecordedRequest] = []
         self.counters = Counters()
         self.batches = MessageBatches(self)
+        self.files = FileStore()
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -153,29 +157,50 @@ class LoopbackServer:
     def answer(self, request: RecordedRequest) -> Response:
         with self._lock:
             self.requests.append(request)
-        if request.path == "/v1/messages" and request.method == "POST":
+        endpoint = _ENDPOINTS.get(request.path) if request.method == "POST" else None
+        if endpoint is not None:
             body: Any = request.body
             if not isinstance(body, dict):
                 return _error(400, "invalid_request_error", "the body must be a JSON object")
             if self.validate:
-                try:
-                    validate_request(
-                        cast(dict[str, Any], body),
-                        len(request.raw),
-                        no_prefill_models=self.no_prefill_models,
-                    )
-                except Rejection as r:
-                    return _error(r.status, r.error_type, r.message)
+                rejected = self._check(cast(dict[str, Any], body), len(request.raw), endpoint)
+                if rejected is not None:
+                    return rejected
         response = self.batches.handle(request) or self.backend.handle(request, self.counters)
         if response is not None:
             return response
-        if request.path == "/v1/messages/count_tokens" and request.method == "POST":
-            payload: dict[str, Any] = request.body or {}
-            messages = payload.get("messages", [])
-            return Response(json={"input_tokens": max(1, len(orjson.dumps(messages)) // 4)})
+        if endpoint == "count_tokens":
+            return Response(json={"input_tokens": _estimate_input(request.body)})
         if request.path.startswith("/v1/models") and request.method == "GET":
             return Response(json=_models_page())
+        files = self.files.handle(
+            request.method, request.path, request.headers, request.raw, self.counters
+        )
+        if files is not None:
+            return files
         return _error(404, "not_found_error", f"no route for {request.method} {request.path}")
+
+    def _check(self, body: dict[str, Any], size: int, endpoint: str) -> Response | None:
+        try:
+            validate_request(
+                body, size, no_prefill_models=self.no_prefill_models, endpoint=endpoint
+            )
+        except Rejection as r:
+            return _error(r.status, r.error_type, r.message)
+        unknown = self.files.unknown_references(body)
+        if unknown:
+            return _error(400, "invalid_request_error", f"File not found: {unknown[0]}")
+        return None
+
+
+_ENDPOINTS = {"/v1/messages": "messages", "/v1/messages/count_tokens": "count_tokens"}
+
+
+def _estimate_input(body: Any) -> int:
+    """About four bytes a token, over everything the model reads: messages, system, tools."""
+    payload: dict[str, Any] = body if isinstance(body, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    read = {k: payload.get(k) for k in ("system", "tools", "messages", "output_config")}
+    return max(1, len(orjson.dumps(read)) // 4)
 
 
 class _QuietServer(ThreadingHTTPServer):

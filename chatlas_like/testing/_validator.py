@@ -3,6 +3,12 @@
 Consecutive messages of one role are merged first (the API does so); then each rule
 may reject the request with Anthropic's error shape. Add a rule by appending a function
 ``(body, messages) -> str | None`` to ``RULES``.
+
+Besides the conversation's shape, the rules cover extended thinking (signed thinking
+blocks, sent back in a tool loop; no forced tool; a budget below ``max_tokens``),
+structured outputs (every object in the schema closed, no numeric or length
+constraints) and server tool options. The token-count endpoint applies the same rules,
+except those about ``max_tokens``, which it does not take.
 """
 
 from __future__ import annotations
@@ -131,6 +137,123 @@ def _server_tool_pending(_: dict[str, Any], messages: list[dict[str, Any]]) -> s
     return None
 
 
+def _thinking_enabled(body: dict[str, Any]) -> bool:
+    thinking: Any = body.get("thinking")
+    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")  # pyright: ignore[reportUnknownMemberType]
+
+
+def _thinking_signed(_: dict[str, Any], messages: list[dict[str, Any]]) -> str | None:
+    for i, message in enumerate(messages):
+        for j, block in enumerate(message["content"]):
+            kind = block.get("type")
+            if kind == "thinking" and not block.get("signature"):
+                return f"messages.{i}.content.{j}.thinking.signature: Field required"
+            if kind == "redacted_thinking" and not block.get("data"):
+                return f"messages.{i}.content.{j}.redacted_thinking.data: Field required"
+    return None
+
+
+def _thinking_kept_in_tool_loop(body: dict[str, Any], messages: list[dict[str, Any]]) -> str | None:
+    if not _thinking_enabled(body) or len(messages) < 2:
+        return None
+    last, previous = messages[-1], messages[-2]
+    in_loop = last["role"] == "user" and any(
+        b.get("type") == "tool_result" for b in last["content"]
+    )
+    if not in_loop or previous["role"] != "assistant" or not previous["content"]:
+        return None
+    first = previous["content"][0].get("type")
+    if first not in ("thinking", "redacted_thinking"):
+        return (
+            f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or "
+            f"`redacted_thinking`, but found `{first}`. When `thinking` is enabled, a final "
+            "`assistant` message must start with a thinking block (preceeding the lastmost set "
+            "of `tool_use` and `tool_result` blocks)."
+        )
+    return None
+
+
+def _thinking_without_forced_tool(body: dict[str, Any], _: list[dict[str, Any]]) -> str | None:
+    choice: Any = body.get("tool_choice")
+    forced = isinstance(choice, dict) and choice.get("type") in ("any", "tool")  # pyright: ignore[reportUnknownMemberType]
+    if forced and _thinking_enabled(body):
+        return "Thinking may not be enabled when tool_choice forces tool use."
+    return None
+
+
+def _thinking_budget(body: dict[str, Any], _: list[dict[str, Any]]) -> str | None:
+    thinking: Any = body.get("thinking")
+    if not isinstance(thinking, dict) or thinking.get("type") != "enabled":  # pyright: ignore[reportUnknownMemberType]
+        return None
+    budget: Any = thinking.get("budget_tokens")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if not isinstance(budget, int) or budget < 1024:
+        return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+    max_tokens = body.get("max_tokens")
+    if isinstance(max_tokens, int) and budget >= max_tokens:
+        return "`max_tokens` must be greater than `thinking.budget_tokens`."
+    return None
+
+
+_UNENFORCED = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+)
+
+
+def _schema_problem(schema: Any, path: str) -> str | None:
+    if isinstance(schema, list):
+        items: list[Any] = schema  # pyright: ignore[reportUnknownVariableType]
+        for i, item in enumerate(items):
+            problem = _schema_problem(item, f"{path}.{i}")
+            if problem is not None:
+                return problem
+        return None
+    if not isinstance(schema, dict):
+        return None
+    node: dict[str, Any] = schema  # pyright: ignore[reportUnknownVariableType]
+    if node.get("type") == "object" and node.get("additionalProperties") is not False:
+        return f"{path}: For 'object' type, 'additionalProperties' must be explicitly set to false"
+    for key in _UNENFORCED:
+        if key in node and not (key == "minItems" and node[key] in (0, 1)):
+            return f"{path}: '{key}' is not supported in structured output schemas"
+    for key, value in node.items():
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            children: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+            for name, child in children.items():
+                problem = _schema_problem(child, f"{path}.{key}.{name}")
+                if problem is not None:
+                    return problem
+        elif key in ("items", "anyOf", "allOf"):
+            problem = _schema_problem(value, f"{path}.{key}")
+            if problem is not None:
+                return problem
+    return None
+
+
+def _output_schema_closed(body: dict[str, Any], _: list[dict[str, Any]]) -> str | None:
+    config: Any = body.get("output_config")
+    fmt: Any = config.get("format") if isinstance(config, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":  # pyright: ignore[reportUnknownMemberType]
+        return None
+    return _schema_problem(fmt.get("schema"), "output_config.format.schema")  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+
+
+def _server_tool_domains(body: dict[str, Any], _: list[dict[str, Any]]) -> str | None:
+    tools: Any = body.get("tools")
+    for i, tool in enumerate(tools if isinstance(tools, list) else []):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        if isinstance(tool, dict) and tool.get("allowed_domains") and tool.get("blocked_domains"):  # pyright: ignore[reportUnknownMemberType]
+            return f"tools.{i}: cannot specify both allowed_domains and blocked_domains"
+    return None
+
+
 RULES: list[Rule] = [
     _required_fields,
     _roles,
@@ -139,17 +262,36 @@ RULES: list[Rule] = [
     _tool_results_answer_tool_uses,
     _tool_results_follow_tool_uses,
     _server_tool_pending,
+    _thinking_signed,
+    _thinking_kept_in_tool_loop,
+    _thinking_without_forced_tool,
+    _thinking_budget,
+    _output_schema_closed,
+    _server_tool_domains,
 ]
 
 
 def validate_request(
-    body: dict[str, Any], raw_size: int, *, no_prefill_models: Collection[str] = ()
+    body: dict[str, Any],
+    raw_size: int,
+    *,
+    no_prefill_models: Collection[str] = (),
+    endpoint: str = "messages",
 ) -> None:
-    """Raise :class:`Rejection` where the API would refuse ``body``."""
+    """Raise :class:`Rejection` where the API would refuse ``body``.
+
+    ``endpoint="count_tokens"`` checks a token-count request, which has no ``max_tokens``.
+    """
     if raw_size > MAX_BODY_BYTES:
         raise Rejection(
             413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
         )
+    if endpoint == "count_tokens":
+        if "max_tokens" in body:
+            raise Rejection(
+                400, "invalid_request_error", "max_tokens: Extra inputs are not permitted"
+            )
+        body = {**body, "max_tokens": None}  # the count endpoint takes no limit to check
     raw_messages = body.get("messages")
     messages = merged_messages(raw_messages) if isinstance(raw_messages, list) else []  # pyright: ignore[reportUnknownArgumentType]
     for rule in RULES:
@@ -157,6 +299,8 @@ def validate_request(
         if problem is not None:
             raise Rejection(400, "invalid_request_error", problem)
     model = str(body.get("model", ""))
+    if endpoint == "count_tokens":
+        return
     if messages and messages[-1]["role"] == "assistant" and _matches(model, no_prefill_models):
         raise Rejection(
             400,

@@ -1,0 +1,124 @@
+"""Structured data: a pydantic model as the schema the model must answer in, and back.
+
+``closed_schema(Model)`` is the model's JSON Schema made acceptable to Anthropic's
+structured outputs: every object is closed (``additionalProperties: false``), nested
+models stay ``$defs`` referenced by ``$ref``, and keywords the API does not enforce
+(``minimum``, ``maxLength``...) move into the description, where the model still reads
+them; pydantic enforces them when the answer is validated. The same schema serves the
+forced-tool fallback for models without structured outputs.
+
+The answer lives in the history as a :class:`~chatlas_like.ContentJson`;
+:func:`extract_value` finds it in the last assistant turn.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any, Literal
+
+from ._content import ContentJson
+from ._turn import Turn
+
+__all__ = [
+    "STRUCTURED_TOOL",
+    "StructuredMode",
+    "closed_schema",
+    "extract_value",
+    "supports_structured_outputs",
+]
+
+StructuredMode = Literal["auto", "native", "tool"]
+STRUCTURED_TOOL = "_structured_tool_call"
+
+# Kept as they are: the structure and what Anthropic's structured outputs enforce.
+_KEPT = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "allOf",
+        "$ref",
+        "$defs",
+        "description",
+        "title",
+        "default",
+        "pattern",
+    }
+)
+_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+)
+_MODEL_WITH_STRUCTURED_OUTPUTS = re.compile(r"^claude-[a-z]+-(4-[5-9]|[5-9]|[1-9]\d)(-|$)")
+
+
+def supports_structured_outputs(model: str) -> bool:
+    """Whether ``model`` takes ``output_config.format`` (Claude 4.5 and later)."""
+    return bool(_MODEL_WITH_STRUCTURED_OUTPUTS.match(model))
+
+
+@lru_cache(maxsize=256)
+def closed_schema(data_model: type[Any]) -> dict[str, Any]:
+    """The JSON Schema of a pydantic model, with every object closed.
+
+    Cached per model class: the schema is built once per model, not once per request.
+    Treat the returned dict as read-only.
+    """
+    from pydantic import BaseModel
+
+    if not (isinstance(data_model, type) and issubclass(data_model, BaseModel)):
+        raise TypeError(
+            f"data_model must be a pydantic BaseModel subclass, not {data_model!r}; "
+            "wrap a list in a model field (e.g. `people: list[Person]`)"
+        )
+    return _close(data_model.model_json_schema())
+
+
+def _close(schema: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    moved: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "properties" or key == "$defs":
+            out[key] = {name: _close(sub) for name, sub in value.items()}
+        elif key in ("items",) and isinstance(value, dict):
+            out[key] = _close(value)  # pyright: ignore[reportUnknownArgumentType]
+        elif key in ("anyOf", "allOf", "oneOf"):
+            out["allOf" if key == "allOf" else "anyOf"] = [_close(v) for v in value]
+        elif key == "format":
+            if value in _FORMATS:
+                out[key] = value
+            else:
+                moved[key] = value
+        elif key == "minItems" and value in (0, 1):
+            out[key] = value
+        elif key == "additionalProperties":
+            continue  # every object is closed below
+        elif key in _KEPT:
+            out[key] = value
+        else:
+            moved[key] = value
+    if out.get("type") == "object":
+        out.setdefault("properties", {})
+        out["additionalProperties"] = False
+    if moved:
+        note = "{" + ", ".join(f"{k}: {v}" for k, v in moved.items()) + "}"
+        description = out.get("description")
+        out["description"] = f"{description}\n\n{note}" if description else note
+    return out
+
+
+def extract_value(turn: Turn | None) -> Any:
+    """The one structured answer of an assistant turn (a ``ContentJson``'s value)."""
+    found = [c for c in turn.contents if isinstance(c, ContentJson)] if turn is not None else []
+    if len(found) != 1:
+        text = turn.text.strip() if turn is not None else ""
+        detail = f"; the model answered: {text[:200]!r}" if text else ""
+        stop = f" (finish reason {turn.finish_reason})" if turn and turn.finish_reason else ""
+        raise ValueError(
+            f"Data extraction failed: {len(found)} structured results received{stop}{detail}"
+        )
+    return found[0].value

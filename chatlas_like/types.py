@@ -1,0 +1,100 @@
+"""Types for annotations and ``isinstance`` checks (chatlas's ``chatlas.types``).
+
+Light to import: nothing here loads the SDK, pydantic or rich.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from ._chat import ChatResponse, ChatResponseAsync, ChatStream
+from ._content import (
+    Content,
+    ContentCitation,
+    ContentDocument,
+    ContentImage,
+    ContentImageInline,
+    ContentImageRemote,
+    ContentJson,
+    ContentPDF,
+    ContentServerToolRequest,
+    ContentServerToolResult,
+    ContentText,
+    ContentThinking,
+    ContentThinkingDelta,
+    ContentToolRequest,
+    ContentToolRequestFetch,
+    ContentToolRequestSearch,
+    ContentToolResponseFetch,
+    ContentToolResponseSearch,
+    ContentUnknown,
+    ContentUploaded,
+    ImageContentType,
+    Source,
+    WebSource,
+)
+from ._files import FileMetadata
+from ._missing import MISSING, MISSING_TYPE
+from ._server_tools import ToolWebFetch, ToolWebSearch, UserLocation
+from ._tool_result import ContentToolResult
+from ._turn import FinishReason, TokenUsage
+from .providers._base import ModelInfo
+
+ImageContentTypes = ImageContentType
+"""chatlas's name for the image media types."""
+SubmitInputArgsT = dict[str, Any]
+"""Extra request parameters (the ``kwargs=`` of the chat verbs)."""
+
+
+class ToolAnnotations(TypedDict, total=False):
+    """Hints about a tool (``Tool(..., annotations=...)``), as in the MCP specification."""
+
+    title: str
+    readOnlyHint: bool
+    destructiveHint: bool
+    idempotentHint: bool
+    openWorldHint: bool
+    extra: dict[str, Any]
+
+
+__all__ = [
+    "MISSING",
+    "MISSING_TYPE",
+    "ChatResponse",
+    "ChatResponseAsync",
+    "ChatStream",
+    "Content",
+    "ContentCitation",
+    "ContentDocument",
+    "ContentImage",
+    "ContentImageInline",
+    "ContentImageRemote",
+    "ContentJson",
+    "ContentPDF",
+    "ContentServerToolRequest",
+    "ContentServerToolResult",
+    "ContentText",
+    "ContentThinking",
+    "ContentThinkingDelta",
+    "ContentToolRequest",
+    "ContentToolRequestFetch",
+    "ContentToolRequestSearch",
+    "ContentToolResponseFetch",
+    "ContentToolResponseSearch",
+    "ContentToolResult",
+    "ContentUnknown",
+    "ContentUploaded",
+    "FileMetadata",
+    "FinishReason",
+    "ImageContentType",
+    "ImageContentTypes",
+    "ModelInfo",
+    "Source",
+    "SubmitInputArgsT",
+    "TokenUsage",
+    "ToolAnnotations",
+    "ToolWebFetch",
+    "ToolWebSearch",
+    "UserLocation",
+    "WebSource",
+]
