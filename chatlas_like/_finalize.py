@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
 import orjson
 
+from ._content import ContentText
 from ._history import History
-from ._model_format import FormatError
+from ._model_format import FormatError, is_media
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
 
@@ -74,6 +76,8 @@ class Finalizer:
     def _limit(self, result: ContentToolResult) -> ContentToolResult:
         limit = self._limit_for(result)
         value = result.get_model_value()
+        if isinstance(value, list):
+            return _limit_blocks(result, cast(list[Any], value), limit)
         text = value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
         size = utf8_length(text)
         if size <= limit:
@@ -109,6 +113,46 @@ def truncate(result: ContentToolResult, text: str, size: int, limit: int) -> Con
     cut_size = utf8_length(cut)
     return result.with_model_value(
         cut, original_length=size, stored_length=cut_size, is_truncated=True
+    )
+
+
+def _block_size(item: Any) -> tuple[str | None, int]:
+    """An item of a content list: its text (None when it cannot be cut) and its size."""
+    if isinstance(item, str):
+        return item, utf8_length(item)
+    if isinstance(item, ContentText):
+        return item.text, utf8_length(item.text)
+    if is_media(item):
+        return None, 0  # images and documents are sized by the provider, not here
+    return None, len(orjson.dumps(item, default=str))
+
+
+def _limit_blocks(result: ContentToolResult, blocks: list[Any], limit: int) -> ContentToolResult:
+    """A content list over ``limit``: its text cut in order, media and other blocks kept."""
+    sized = [_block_size(item) for item in blocks]
+    size = sum(n for _, n in sized)
+    if size <= limit:
+        return replace_lengths(result, size, size)
+    fixed = sum(n for text, n in sized if text is None)
+    budget = max(0, limit - fixed - utf8_length(truncation_notice(size, limit)) - 32)
+    kept: list[Any] = []
+    kept_size = fixed
+    for item, (text, _) in zip(blocks, sized, strict=True):
+        if text is None:
+            kept.append(item)
+            continue
+        piece = cut_to_bytes(text, budget)
+        budget -= utf8_length(piece)
+        kept_size += utf8_length(piece)
+        if piece:
+            kept.append(ContentText(piece))
+    notice = truncation_notice(size, kept_size).lstrip("\n")
+    kept.append(ContentText(notice))
+    return result.with_model_value(
+        kept,
+        original_length=size,
+        stored_length=kept_size + utf8_length(notice),
+        is_truncated=True,
     )
 
 
