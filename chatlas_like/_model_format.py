@@ -88,11 +88,19 @@ MEDIA_TYPES = (ContentImageInline, ContentImageRemote, ContentPDF, ContentDocume
 _dumps = orjson.dumps
 _JSONEncodeError = orjson.JSONEncodeError
 _Fragment = orjson.Fragment
-_OPTS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_PASSTHROUGH_DATACLASS
+_PLAIN_OPTS = orjson.OPT_PASSTHROUGH_DATACLASS
+_NUMPY_OPTS = _PLAIN_OPTS | orjson.OPT_SERIALIZE_NUMPY
+_modules = sys.modules
 _MIN_INT, _MAX_INT = -(2**63), 2**64 - 1
 _DEFAULT_REPR = re.compile(r"\bat 0x[0-9A-Fa-f]{4,}>")
 _SEQUENCES = (list, tuple)
 _STRICT, _AUTO = False, True
+
+
+def _opts() -> int:
+    # With OPT_SERIALIZE_NUMPY, orjson imports numpy to check any type it does not know:
+    # ask for it only when numpy is loaded (so the value may hold numpy data at all).
+    return _NUMPY_OPTS if "numpy" in _modules else _PLAIN_OPTS
 
 
 class FormatError(ValueError):
@@ -129,7 +137,7 @@ def _format(value: Any, auto: bool) -> Any:
     kind: Any = cast(Any, type(value))
     if kind is dict or kind is list:  # the common case, straight to orjson
         try:
-            return _dumps(value, default=_DEFAULTS[auto], option=_OPTS).decode()
+            return _dumps(value, default=_DEFAULTS[auto], option=_opts()).decode()
         except _JSONEncodeError as e:
             return _recover(value, auto, e)
     if kind is float or kind is bool or kind is int or value is None:
@@ -142,7 +150,7 @@ def _format(value: Any, auto: bool) -> Any:
         return _bytes_text(bytes(cast(bytes, value)))
     if isinstance(value, (ContentText, ContentJson)):
         return value.text if isinstance(value, ContentText) else _encode(value.value, auto)
-    text = _encode(value, auto)
+    text = _encode_top(value) if auto else _encode(value, auto)
     if text == "null" and value is not None:
         return _non_finite_text(value) or text
     return text
@@ -150,9 +158,22 @@ def _format(value: Any, auto: bool) -> Any:
 
 def _encode(value: Any, auto: bool) -> Any:
     try:
-        return _dumps(value, default=_DEFAULTS[auto], option=_OPTS).decode()
+        return _dumps(value, default=_DEFAULTS[auto], option=_opts()).decode()
     except _JSONEncodeError as e:
         return _recover(value, auto, e)
+
+
+def _encode_top(value: Any) -> Any:
+    """``auto`` for a value that is not plain data: strict for the value itself, so that
+    its text fallback is the text unquoted; ``auto`` for what it holds."""
+
+    def hook(item: Any) -> Any:
+        return _default_strict(item) if item is value else _default_auto(item)
+
+    try:
+        return _dumps(value, default=hook, option=_opts()).decode()
+    except _JSONEncodeError as e:
+        return _recover(value, True, e)
 
 
 def _non_finite_text(value: Any) -> str | None:
@@ -207,7 +228,7 @@ def _normalised_json(value: Any, auto: bool) -> str:
     normaliser = _Normaliser(auto)
     try:
         normalised = normaliser.walk(value)
-        return _dumps(normalised, default=normaliser.default, option=_OPTS).decode()
+        return _dumps(normalised, default=normaliser.default, option=_opts()).decode()
     except _JSONEncodeError as e:
         if isinstance(e.__cause__, FormatError):
             raise e.__cause__ from None
@@ -270,7 +291,7 @@ def _key(key: Any) -> str:
     if isinstance(key, float):
         return repr(key)
     try:
-        text = _dumps(key, default=_default_strict, option=_OPTS).decode()
+        text = _dumps(key, default=_default_strict, option=_opts()).decode()
     except _JSONEncodeError:
         return str(key)
     return orjson.loads(text) if text.startswith('"') else text
@@ -300,7 +321,7 @@ def _with_media(value: Any, auto: bool) -> list[Any]:
     """JSON of ``value`` with its media replaced by ``[image 1]``..., then the media."""
     collector = _MediaCollector(auto)
     try:
-        text = _dumps(value, default=collector.default, option=_OPTS).decode()
+        text = _dumps(value, default=collector.default, option=_opts()).decode()
     except _JSONEncodeError as e:
         if isinstance(e.__cause__, FormatError):
             raise e.__cause__ from None

@@ -240,6 +240,12 @@ class ContentToolResult(Content):
 
         return format_result(self)
 
+    def __rich__(self) -> Any:
+        """Render for a terminal (rich): outcome, call and a capped preview."""
+        from ._display import result_rich
+
+        return result_rich(self)
+
     def tagify(self) -> Any:
         """Render as an htmltools tag (for Shiny), with everything escaped."""
         from ._display import result_tag
