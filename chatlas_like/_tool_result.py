@@ -204,7 +204,10 @@ class ContentToolResult(Content):
         """
         cached = self._model_value
         if cached is UNSET:
-            cached = self._compute_model_value()
+            if self.outcome == "success":  # inlined: this runs for every tool call
+                cached = format_value(self.value, self.model_format)
+            else:
+                cached = self._compute_model_value()
             self.__dict__["_model_value"] = cached
         return cached
 
