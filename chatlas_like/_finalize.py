@@ -169,6 +169,7 @@ def _formatted(result: ContentToolResult) -> ContentToolResult:
 def _format_failed(result: ContentToolResult, why: str) -> ContentToolResult:
     message = (
         f"The tool returned a value that cannot be sent to the model: {why}. "
-        "Return a str, a dict or list, a dataclass or pydantic model, or a data frame."
+        "Return a str, a dict or list, a dataclass or pydantic model, or a data frame, "
+        "or give the class to_dict() or __str__()."
     )
     return replace(result, error=message, outcome="error", message_expansion=None)

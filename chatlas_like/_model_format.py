@@ -62,6 +62,7 @@ import math
 import re
 import sys
 import uuid
+from collections import UserString
 from collections.abc import Callable, Collection, Iterator, Mapping
 from decimal import Decimal
 from enum import Enum
@@ -600,6 +601,8 @@ def _narwhals(value: Any) -> Any:
 
 
 def _collections(value: Any) -> Any:
+    if isinstance(value, UserString):
+        return str(value)
     if isinstance(value, Mapping):
         return dict(cast(Mapping[Any, Any], value))
     if isinstance(value, Collection) and not isinstance(value, (str, Iterator)):
@@ -749,11 +752,7 @@ def _text_or_fail(value: Any, reason: str | None) -> str:
         if not _DEFAULT_REPR.search(text):
             return text
         problems.append("its only text is a default repr (`<... at 0x...>`)")
-    raise _NoForm(
-        value,
-        f"{'; '.join(problems)}. Return a str, a dict or list, a dataclass or pydantic "
-        "model, or give the class to_dict() or __str__()",
-    )
+    raise _NoForm(value, "; ".join(problems))
 
 
 def _no_json_form(value: object) -> str:

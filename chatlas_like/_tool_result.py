@@ -88,7 +88,7 @@ class ContentToolResult(Content):
     extra: Any = None
     request: ContentToolRequest | None = None
     options: Mapping[str, Any] | None = None
-    outcome: Outcome = None  # pyright: ignore[reportAssignmentType]  # resolved in __post_init__
+    outcome: Outcome = None  # pyright: ignore[reportAssignmentType]  # resolved in __init__
     exception: BaseException | None = field(default=None, compare=False, repr=False)
     message_expansion: MessageExpansion | None = None
     original_length: int | None = None

@@ -15,7 +15,7 @@ import math
 import subprocess
 import sys
 import uuid
-from collections import deque
+from collections import UserString, deque
 from collections.abc import Callable
 from pathlib import Path, PureWindowsPath
 from typing import Any
@@ -147,6 +147,7 @@ MATRIX: list[tuple[str, Callable[[], Any], str | object, str | object]] = [
     ("complex", lambda: {"z": 1 + 2j}, '{"z":"1+2j"}', None),
     ("range", lambda: range(3), "[0,1,2]", None),
     ("deque", lambda: deque([1, 2]), "[1,2]", None),
+    ("user-string", lambda: {"s": UserString("abc")}, '{"s":"abc"}', None),
     ("dict-view", lambda: {"a": 1, "b": 2}.keys(), '["a","b"]', None),
     ("numpy-int", lambda: {"count": np.int64(42)}, '{"count":42}', None),
     ("numpy-float32", lambda: np.float32(1.5), "1.5", None),
@@ -376,7 +377,8 @@ def test_json_on_an_unserialisable_value_is_an_error_result_not_an_aborted_chat(
     assert sent["content"] == (
         "The tool returned a value that cannot be sent to the model: "
         "`tests.test_model_format.NoDataMethods` has no JSON form. Return a str, a dict "
-        "or list, a dataclass or pydantic model, or a data frame."
+        "or list, a dataclass or pydantic model, or a data frame, or give the class "
+        "to_dict() or __str__()."
     )
 
 
