@@ -44,7 +44,7 @@ def test_an_error_makes_the_outcome_error_unless_given() -> None:
     ],
 )
 def test_invalid_fields_are_rejected(kwargs: dict[str, str]) -> None:
-    with pytest.raises(ValueError, match="must be one of|cannot have outcome"):
+    with pytest.raises(ValueError, match=r"must be one of|cannot have outcome"):
         ContentToolResult(**kwargs)  # pyright: ignore[reportArgumentType]
 
 
