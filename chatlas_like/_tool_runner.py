@@ -9,7 +9,8 @@ lookup (unknown tool: refused), argument validation (refused), the review hook
 (``Deny``: denied) and ``on_tool_request`` (``ToolRejectError``: refused; any other
 exception: error naming the callback). Then the accepted calls run at once, up to
 ``max_concurrency``; a ``sequential`` tool waits for the running ones and runs alone.
-``on_tool_result`` sees every result, in call order.
+``on_tool_result`` sees every result, in call order. A generator tool (sync or async)
+answers its one request with one result that merges everything it yielded.
 
 Cancellation (task cancelled, Ctrl-C in ``chat()``) returns what there is: finished
 results kept, running calls answered ``error`` (interrupted while running), calls not

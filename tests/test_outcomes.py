@@ -393,3 +393,17 @@ def test_every_outcome_survives_a_save_and_a_load(serve: Any, case: Case) -> Non
     assert restored.outcome == result.outcome
     assert (restored.is_error, restored.is_exception, restored.is_refusal) == case.flags
     assert restored.get_model_value() == case.sent
+
+
+def test_callbacks_see_the_rescued_exception_with_its_traceback(serve: Any) -> None:
+    seen: list[BaseException | None] = []
+    server = serve([Reply.tool_call("crash", {"city": "Paris"}), Reply.text("Ok.")])
+    chat = make_chat(server)
+    chat.register_tool(crash)
+    chat.on_tool_result(lambda result: seen.append(result.exception))
+    chat.chat("Go", echo="none")
+    (exception,) = seen
+    assert isinstance(exception, ValueError)
+    assert exception.__traceback__ is not None
+    sent = server.message_requests()[1]["messages"][-1]["content"][0]["content"]
+    assert "Traceback" not in sent and "line" not in sent
