@@ -484,11 +484,8 @@ def _numpy(value: Any) -> Any:
     np = sys.modules.get("numpy")
     if np is None or not isinstance(value, (np.ndarray, np.generic)):
         return _NO
-    # orjson leaves object, str, complex and non-contiguous arrays (and odd scalars) to us
-    converted: Any = value.tolist()
-    if converted is value or isinstance(converted, (np.ndarray, np.generic)):
-        return str(value)
-    return converted
+    # orjson leaves object, str and complex arrays (and odd scalars) to us
+    return value.tolist()
 
 
 def _pandas(value: Any) -> Any:

@@ -21,6 +21,7 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 import attrs
+import narwhals as nw
 import numpy as np
 import orjson
 import pandas as pd
@@ -179,6 +180,8 @@ MATRIX: list[tuple[str, Callable[[], Any], str | object, str | object]] = [
     ("polars-series", lambda: pl.Series("s", [1, 2]), "[1,2]", None),
     ("pyarrow-table", lambda: pa.table({"n": [1, 2], "s": ["a", None]}), '[{"n":1,"s":"a"},{"n":2,"s":null}]', None),
     ("pyarrow-array", lambda: pa.array([1, None]), "[1,null]", None),
+    ("narwhals-frame", lambda: nw.from_native(pl.DataFrame({"n": [1, 2]})), '[{"n":1},{"n":2}]', None),
+    ("narwhals-series", lambda: nw.from_native(pl.Series("s", [1]), series_only=True), "[1]", None),
     ("to_json", HasToJson, '{"from": "to_json"}', None),
     ("to_dict", HasToDict, '{"from":"to_dict","n":1}', None),
     ("to_json-not-json", HasTextToJson, "not json at all", ERROR),
