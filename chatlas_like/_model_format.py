@@ -55,22 +55,22 @@ into an ``error`` result, so the model never reads a bare repr as a success.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import datetime as _dt
 import math
 import re
 import sys
-import uuid
 from collections import UserString
 from collections.abc import Callable, Collection, Iterator, Mapping
-from decimal import Decimal
 from enum import Enum
 from functools import lru_cache
 from pathlib import PurePath
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 from ._content import (
     Content,
@@ -289,8 +289,16 @@ class _Normaliser:
 
 
 def _big_int(value: int) -> orjson.Fragment:
-    # str() of an int over 4,300 digits raises (CVE-2020-10735 guard); Decimal does not.
-    return _Fragment(str(Decimal(value)))
+    return _Fragment(_int_text(value))
+
+
+def _int_text(value: int) -> str:
+    try:
+        return str(value)
+    except ValueError:  # over 4,300 digits (CVE-2020-10735 guard); Decimal has no limit
+        from decimal import Decimal
+
+        return str(Decimal(value))
 
 
 def _key(key: Any) -> str:
@@ -301,7 +309,7 @@ def _key(key: Any) -> str:
     if isinstance(key, bool) or key is None:
         return "true" if key is True else "false" if key is False else "null"
     if isinstance(key, int) and not isinstance(key, Enum):
-        return str(Decimal(int(key)))
+        return _int_text(int(key))
     if isinstance(key, float):
         return repr(key)
     try:
@@ -422,7 +430,9 @@ def _bytes_text(data: bytes) -> str:
     try:
         return data.decode()
     except UnicodeDecodeError:
-        return f"binary data ({len(data):,} bytes), base64: {base64.b64encode(data).decode()}"
+        from base64 import b64encode
+
+        return f"binary data ({len(data):,} bytes), base64: {b64encode(data).decode()}"
 
 
 def _complex(value: complex) -> str:
@@ -450,7 +460,6 @@ def iso_duration(value: _dt.timedelta) -> str:
 _EXACT: dict[type, Callable[[Any], Any]] = {
     set: _sorted_set,
     frozenset: _sorted_set,
-    Decimal: _decimal,
     bytes: _bytes,
     bytearray: _bytes,
     memoryview: _bytes,
@@ -471,9 +480,12 @@ def _standard(value: Any) -> Any:
         return None if value != value else iso_duration(value)
     if isinstance(value, (set, frozenset)):
         return _sorted_set(value)
-    if isinstance(value, Decimal):
+    # decimal and uuid are imported lazily: a value can only be one of theirs once loaded
+    decimal = _modules.get("decimal")
+    if decimal is not None and isinstance(value, decimal.Decimal):
         return _decimal(value)
-    if isinstance(value, uuid.UUID):
+    uuid = _modules.get("uuid")
+    if uuid is not None and isinstance(value, uuid.UUID):
         return str(value)
     if isinstance(value, (bytes, bytearray)):
         return _bytes_text(bytes(value))
