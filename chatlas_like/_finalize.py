@@ -7,7 +7,8 @@ tool, a refusal, an interrupt repair):
    ``model_format`` becomes an ``error`` result that says what the value was;
 2. a value over ``max_result_bytes`` UTF-8 bytes (the tool's limit, else the chat's)
    is cut on a character boundary and a one-line notice is appended; the result records
-   ``original_length``, ``stored_length`` and ``is_truncated``;
+   ``original_length``, ``stored_length`` and ``is_truncated``; in a content list
+   (images, documents and text) only the text counts and is cut, the media are kept;
 3. it gets the next sequence number of the run, and the result hooks (the tool-result
    store) see it with that number.
 """
