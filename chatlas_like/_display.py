@@ -1,14 +1,19 @@
 """Text, Markdown and HTML renderings of content, shared by echo, notebooks and Shiny.
 
-Previews are cut to ``PREVIEW_CHARS`` before any formatting work, so a huge result
-costs the same to show as a small one. Everything the model or a tool controls is
-HTML-escaped.
+Previews are cut to ``PREVIEW_CHARS`` before any rendering work (escaping, styling,
+splitting into lines), so a huge result costs the same to show as a small one, however
+often it is re-rendered: a result's model-facing value is formatted once, when the
+result is finalised, and cached; a preview slices that text. Arguments are cut the same
+way (long strings and lists are shortened before they are encoded). Everything the
+model or a tool controls is HTML-escaped, and Markdown renderings put it in code spans
+and fences it cannot break out of.
 """
 
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Any
+import re
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -28,13 +33,16 @@ __all__ = [
     "format_result",
     "preview",
     "request_tag",
+    "result_rich",
     "result_tag",
     "server_tool_lines",
 ]
 
 PREVIEW_CHARS = 2_000
+PREVIEW_LINES = 12
 ARGUMENT_CHARS = 300
 SOURCES_SHOWN = 8
+_ARGUMENT_ITEMS = 20
 
 _OUTCOME_LABELS = {
     "success": ("✔", "result"),
@@ -51,19 +59,33 @@ def _cut(text: str, limit: int) -> str:
     return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
 
 
+def _shortened(value: Any, limit: int) -> Any:
+    """``value`` with long strings and containers cut, so encoding it stays cheap."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else f"{value[:limit]}…"
+    if isinstance(value, dict):
+        items = list(cast(dict[Any, Any], value).items())[:_ARGUMENT_ITEMS]
+        return {str(k): _shortened(v, limit) for k, v in items}
+    if isinstance(value, (list, tuple)):
+        return [_shortened(v, limit) for v in cast(Any, value)[:_ARGUMENT_ITEMS]]
+    return value
+
+
 def format_arguments(arguments: Any, limit: int = ARGUMENT_CHARS) -> str:
     """Arguments as ``name=value`` pairs, cut to ``limit`` characters."""
     if isinstance(arguments, dict):
         parts: list[str] = []
         named: dict[str, Any] = arguments  # pyright: ignore[reportUnknownVariableType]
-        for name, value in named.items():
+        for name, value in list(named.items())[:_ARGUMENT_ITEMS]:
             try:
-                shown = orjson.dumps(value).decode()
+                shown = orjson.dumps(_shortened(value, limit)).decode()
             except (TypeError, orjson.JSONEncodeError):
-                shown = repr(value)
+                shown = _cut(repr(value), limit)
             parts.append(f"{name}={shown}")
+            if sum(len(p) for p in parts) > limit:
+                break
         return _cut(", ".join(parts), limit)
-    return _cut(repr(arguments), limit)
+    return _cut(repr(_shortened(arguments, limit)), limit)
 
 
 def format_call(request: ContentToolRequest) -> str:
@@ -81,7 +103,7 @@ def preview(result: ContentToolResult, limit: int = PREVIEW_CHARS) -> str:
         return _cut(value, limit)
     if isinstance(value, list):
         items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
-        return _cut(" ".join(str(item) for item in items[:20]), limit)
+        return _cut(" ".join(_cut(str(item), limit) for item in items[:20]), limit)
     return _cut(str(value), limit)
 
 
@@ -145,7 +167,44 @@ def server_tool_lines(
     return f"[{item.block_type}]", [], False
 
 
+def first_lines(text: str, count: int = PREVIEW_LINES) -> str:
+    """The first ``count`` lines of ``text`` (an ellipsis line when there are more)."""
+    lines = text.split("\n", count)
+    if len(lines) > count:
+        return "\n".join(lines[:count]) + "\n…"
+    return text
+
+
+def result_rich(result: ContentToolResult) -> Any:
+    """A rich renderable for a terminal: outcome, call, and the preview's first lines."""
+    from rich.text import Text
+
+    style = "red" if result.is_error else ("yellow" if result.outcome == "denied" else "green")
+    head = Text(outcome_label(result), style=f"bold {style}")
+    if result.request is not None:
+        head.append(" ")
+        head.append(format_call(result.request), style="cyan")
+    note = truncation_note(result)
+    if note:
+        head.append(f" ({note})", style="dim")
+    head.append("\n")
+    head.append(first_lines(preview(result)), style="dim")
+    return head
+
+
 # -- Markdown and HTML ---------------------------------------------------------------------
+
+
+def _code_span(text: str) -> str:
+    """Inline code that shows ``text`` literally in Markdown and in HTML."""
+    return f"<code>{html.escape(text)}</code>"
+
+
+def _fenced(text: str) -> str:
+    """A fenced code block longer than any run of backticks inside ``text``."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
 
 
 def content_markdown(content: Content) -> str:
@@ -161,14 +220,14 @@ def content_markdown(content: Content) -> str:
     if isinstance(content, ContentText):
         return content.text
     if isinstance(content, ContentToolRequest):
-        return f"🔧 `{format_call(content)}`"
+        return f"🔧 {_code_span(format_call(content))}"
     if isinstance(content, ContentToolResult):
-        body = preview(content).replace("```", "``\u200b`")
-        return f"**{outcome_label(content)}**\n\n```\n{body}\n```"
+        call = f" {_code_span(format_call(content.request))}" if content.request else ""
+        return f"**{outcome_label(content)}**{call}\n\n{_fenced(preview(content))}"
     if isinstance(content, (ContentServerToolRequest, ContentServerToolResult)):
         title, lines, _ = server_tool_lines(content)
         return "\n".join([f"**{title}**", *(f"- {line}" for line in lines)])
-    return f"`{content}`"
+    return _code_span(str(content))
 
 
 def content_html(content: Content) -> str:

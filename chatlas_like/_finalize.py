@@ -7,7 +7,8 @@ tool, a refusal, an interrupt repair):
    ``model_format`` becomes an ``error`` result that says what the value was;
 2. a value over ``max_result_bytes`` UTF-8 bytes (the tool's limit, else the chat's)
    is cut on a character boundary and a one-line notice is appended; the result records
-   ``original_length``, ``stored_length`` and ``is_truncated``;
+   ``original_length``, ``stored_length`` and ``is_truncated``; in a content list
+   (images, documents and text) only the text counts and is cut, the media are kept;
 3. it gets the next sequence number of the run, and the result hooks see it with that
    number.
 
@@ -20,9 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
 import orjson
 
+from ._content import ContentText
 from ._history import History
 from ._model_format import FormatError
 from ._tool_result import ContentToolResult
@@ -123,6 +126,9 @@ class Finalizer:
 
     def _limit(self, item: WholeResult, readable: int | None) -> ContentToolResult:
         limit = self._limit_for(item.result)
+        value = item.result.get_model_value()
+        if isinstance(value, list):
+            return _limit_blocks(item.result, cast(list[Any], value), limit)
         if item.size <= limit:
             return replace_lengths(item.result, item.size, item.size)
 
@@ -180,6 +186,48 @@ def _whole(result: ContentToolResult, sequence: int) -> WholeResult:
     return WholeResult(result, text, utf8_length(text), sequence)
 
 
+def _block_size(item: Any) -> tuple[str | None, int]:
+    """An item of a content list: its text (None when it is not text) and its JSON size."""
+    if isinstance(item, str):
+        return item, utf8_length(item)
+    if isinstance(item, ContentText):
+        return item.text, utf8_length(item.text)
+    return None, len(orjson.dumps(item, default=str))
+
+
+def _limit_blocks(result: ContentToolResult, blocks: list[Any], limit: int) -> ContentToolResult:
+    """A content list, sized as its JSON; over ``limit``, its text is cut in order.
+
+    Images, documents and other blocks are never cut (half an image is no image): they
+    count toward the size, and the text gets what room they leave.
+    """
+    size = len(orjson.dumps(blocks, default=str))
+    if size <= limit:
+        return replace_lengths(result, size, size)
+    sized = [_block_size(item) for item in blocks]
+    fixed = sum(n for text, n in sized if text is None)
+    budget = max(0, limit - fixed - utf8_length(truncation_notice(size, limit)) - 32)
+    kept: list[Any] = []
+    kept_size = fixed
+    for item, (text, _) in zip(blocks, sized, strict=True):
+        if text is None:
+            kept.append(item)
+            continue
+        piece = cut_to_bytes(text, budget)
+        budget -= utf8_length(piece)
+        kept_size += utf8_length(piece)
+        if piece:
+            kept.append(ContentText(piece))
+    notice = truncation_notice(size, kept_size).lstrip("\n")
+    kept.append(ContentText(notice))
+    return result.with_model_value(
+        kept,
+        original_length=size,
+        stored_length=kept_size + utf8_length(notice),
+        is_truncated=True,
+    )
+
+
 def _formatted(result: ContentToolResult) -> ContentToolResult:
     try:
         result.get_model_value()
@@ -193,6 +241,7 @@ def _formatted(result: ContentToolResult) -> ContentToolResult:
 def _format_failed(result: ContentToolResult, why: str) -> ContentToolResult:
     message = (
         f"The tool returned a value that cannot be sent to the model: {why}. "
-        "Return a str, a dict or list, a dataclass or pydantic model, or a data frame."
+        "Return a str, a dict or list, a dataclass or pydantic model, or a data frame, "
+        "or give the class to_dict() or __str__()."
     )
     return replace(result, error=message, outcome="error", message_expansion=None)

@@ -30,10 +30,16 @@ _KEY_SHAPES = re.compile(
     r"|AIza[0-9A-Za-z_\-]{30,}"  # Google
     r"|(?<=Bearer )[A-Za-z0-9._\-]{16,}"
 )
-# An absolute POSIX or Windows path: keep only its last component.
+# An absolute POSIX, Windows (either slash) or UNC path: keep only its last component.
 _ABS_PATH = re.compile(
-    r"(?<![\w.:/\\-])(?:/(?:[^\s/'\"<>|:]+/)+|[A-Za-z]:\\(?:[^\s\\'\"<>|:]+\\)+)(?=[^\s/\\'\"<>|:]+)"
+    r"(?<![\w.:/\\-])"
+    r"(?:/(?:[^\s/'\"<>|:]+/)+"
+    r"|[A-Za-z]:[\\/](?:[^\s\\/'\"<>|:]+[\\/])+"
+    r"|\\\\(?:[^\s\\'\"<>|:]+\\)+)"
+    r"(?=[^\s/\\'\"<>|:]+)"
 )
+# A traceback pasted into a message: the header and its indented frames.
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\):\n(?:[ \t]+[^\n]*(?:\n|$))*")
 
 
 def _env_secrets() -> tuple[str, ...]:
@@ -91,7 +97,7 @@ def describe_error(error: object) -> str:
 
 def failure_message(error: object, limit: int = MAX_FAILURE_BYTES) -> str:
     """What the model reads for a failed call: described, path-free, redacted, cut."""
-    text = redact(strip_paths(describe_error(error)))
+    text = redact(strip_paths(_TRACEBACK.sub("", describe_error(error))))
     cut = truncate_utf8(text, limit)
     if len(cut) < len(text):
         cut = truncate_utf8(text, limit - 3) + "..."

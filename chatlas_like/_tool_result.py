@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 from ._content import Content, ContentToolRequest
+from ._model_format import format_value
 
 if TYPE_CHECKING:
     from ._expansion import MessageExpansion
@@ -31,7 +32,7 @@ class _Unset:
 UNSET: Any = _Unset()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, init=False)
 class ContentToolResult(Content):
     """The result of calling a tool.
 
@@ -73,7 +74,10 @@ class ContentToolResult(Content):
 
     Notes
     -----
-    Results are immutable: a changed result is a new one.
+    Results are immutable: a changed result is a new one. Fields left at their default
+    are not stored on the instance (the class holds the default): building a result, on
+    the path of every tool call, costs about a quarter of what a frozen slotted
+    dataclass pays to fill thirteen slots (see ``benchmarks/bench_format.py``).
     """
 
     content_type: ClassVar[str] = "tool_result"
@@ -84,7 +88,7 @@ class ContentToolResult(Content):
     extra: Any = None
     request: ContentToolRequest | None = None
     options: Mapping[str, Any] | None = None
-    outcome: Outcome = None  # pyright: ignore[reportAssignmentType]  # resolved in __post_init__
+    outcome: Outcome = None  # pyright: ignore[reportAssignmentType]  # resolved in __init__
     exception: BaseException | None = field(default=None, compare=False, repr=False)
     message_expansion: MessageExpansion | None = None
     original_length: int | None = None
@@ -92,26 +96,63 @@ class ContentToolResult(Content):
     is_truncated: bool = False
     _model_value: Any = field(default=UNSET, init=False, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        if self.model_format not in MODEL_FORMATS:
-            raise ValueError(
-                f"model_format must be one of {sorted(MODEL_FORMATS)}, got {self.model_format!r}"
-            )
-        outcome: str | None = self.outcome
+    def __init__(
+        self,
+        value: Any = None,
+        model_format: ModelFormat = "auto",
+        error: BaseException | str | None = None,
+        extra: Any = None,
+        request: ContentToolRequest | None = None,
+        options: Mapping[str, Any] | None = None,
+        outcome: Outcome | None = None,
+        exception: BaseException | None = None,
+        message_expansion: MessageExpansion | None = None,
+        original_length: int | None = None,
+        stored_length: int | None = None,
+        is_truncated: bool = False,
+    ) -> None:
         if outcome is None:
-            outcome = "success" if self.error is None else "error"
-            object.__setattr__(self, "outcome", outcome)
+            outcome = "success" if error is None else "error"
         elif outcome not in OUTCOMES:
             raise ValueError(f"outcome must be one of {sorted(OUTCOMES)}, got {outcome!r}")
-        if outcome == "success" and self.error is not None:
-            raise ValueError("a result with an `error` cannot have outcome 'success'")
-        if self.message_expansion is not None and outcome != "success":
-            from ._errors import ExpansionError
+        # Written to the instance dict directly: the class is frozen, and a default
+        # stays on the class (see Notes).
+        stored = self.__dict__
+        stored["value"] = value
+        stored["outcome"] = outcome
+        if model_format != "auto":
+            if model_format not in MODEL_FORMATS:
+                raise ValueError(
+                    f"model_format must be one of {sorted(MODEL_FORMATS)}, got {model_format!r}"
+                )
+            stored["model_format"] = model_format
+        if error is not None:
+            if outcome == "success":
+                raise ValueError("a result with an `error` cannot have outcome 'success'")
+            stored["error"] = error
+        if extra is not None:
+            stored["extra"] = extra
+        if request is not None:
+            stored["request"] = request
+        if options is not None:
+            stored["options"] = options
+        if exception is not None:
+            stored["exception"] = exception
+        if message_expansion is not None:
+            if outcome != "success":
+                from ._errors import ExpansionError
 
-            raise ExpansionError(
-                f"a {outcome} result cannot carry a message expansion: only successful "
-                "results put material into the conversation"
-            )
+                raise ExpansionError(
+                    f"a {outcome} result cannot carry a message expansion: only successful "
+                    "results put material into the conversation"
+                )
+            stored["message_expansion"] = message_expansion
+        if original_length is not None:
+            stored["original_length"] = original_length
+        if stored_length is not None:
+            stored["stored_length"] = stored_length
+        if is_truncated:
+            stored["is_truncated"] = True
 
     # -- outcome flags ---------------------------------------------------------------
 
@@ -163,12 +204,18 @@ class ContentToolResult(Content):
         """
         cached = self._model_value
         if cached is UNSET:
-            cached = self._compute_model_value()
-            object.__setattr__(self, "_model_value", cached)
+            if self.outcome == "success":  # inlined: this runs for every tool call
+                cached = format_value(self.value, self.model_format)
+            else:
+                cached = self._compute_model_value()
+            self.__dict__["_model_value"] = cached
         return cached
 
     def _compute_model_value(self) -> Any:
-        if self.outcome in FAILED_OUTCOMES:
+        outcome = self.outcome
+        if outcome == "success":
+            return format_value(self.value, self.model_format)
+        if outcome in FAILED_OUTCOMES:
             from ._redact import failure_message
 
             return failure_message(self.error if self.error is not None else self.value)
@@ -177,14 +224,12 @@ class ContentToolResult(Content):
 
             reason = self.value if self.value is not None else self.error
             return redact(str(reason) if reason is not None else "The call was denied.")
-        from ._model_format import format_value
-
-        return format_value(self.value, self.model_format)
+        raise AssertionError(f"unknown outcome {outcome!r}")
 
     def with_model_value(self, model_value: Any, **changes: Any) -> ContentToolResult:
         """A copy with ``changes`` applied and ``model_value`` as what the model reads."""
         new = replace(self, **changes) if changes else replace(self)
-        object.__setattr__(new, "_model_value", model_value)
+        new.__dict__["_model_value"] = model_value
         return new
 
     def has_model_value(self) -> bool:
@@ -197,6 +242,12 @@ class ContentToolResult(Content):
         from ._display import format_result
 
         return format_result(self)
+
+    def __rich__(self) -> Any:
+        """Render for a terminal (rich): outcome, call and a capped preview."""
+        from ._display import result_rich
+
+        return result_rich(self)
 
     def tagify(self) -> Any:
         """Render as an htmltools tag (for Shiny), with everything escaped."""

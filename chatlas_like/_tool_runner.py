@@ -9,7 +9,8 @@ lookup (unknown tool: refused), argument validation (refused), the review hook
 (``Deny``: denied) and ``on_tool_request`` (``ToolRejectError``: refused; any other
 exception: error naming the callback). Then the accepted calls run at once, up to
 ``max_concurrency``; a ``sequential`` tool waits for the running ones and runs alone.
-``on_tool_result`` sees every result, in call order.
+``on_tool_result`` sees every result, in call order. A generator tool (sync or async)
+answers its one request with one result that merges everything it yielded.
 
 Cancellation (task cancelled, Ctrl-C in ``chat()``) returns what there is: finished
 results kept, running calls answered ``error`` (interrupted while running), calls not
@@ -73,6 +74,13 @@ class _Slot:
 @dataclass(slots=True)
 class _Raised:
     error: BaseException
+
+
+@dataclass(slots=True)
+class _Yielded:
+    """What a generator tool yielded, in order: merged into one result."""
+
+    items: list[Any]
 
 
 async def run_tools(requests: list[ContentToolRequest], ctx: ToolContext) -> ToolsDone:
@@ -275,7 +283,7 @@ async def _invoke(tool: Tool, kwargs: dict[str, Any], pool: WorkerPool) -> Any:
 
 async def _call_async(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     if inspect.isasyncgenfunction(func):
-        return [item async for item in func(**kwargs)]
+        return _Yielded([item async for item in func(**kwargs)])
     return await func(**kwargs)
 
 
@@ -283,7 +291,7 @@ def _call_sync(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     try:
         value = func(**kwargs)
         if inspect.isgenerator(value):
-            return list(value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+            return _Yielded(list(value))  # pyright: ignore[reportUnknownArgumentType]
         if inspect.isawaitable(value):
             return _Raised(TypeError("a sync tool returned an awaitable; declare it `async def`"))
         return value
@@ -301,9 +309,53 @@ def _to_result(request: ContentToolRequest, outcome: Any) -> ContentToolResult:
                 request, f"The call was interrupted: the tool raised {type(error).__name__}."
             )
         return ContentToolResult(error=error, outcome="exception", exception=error, request=request)
+    if isinstance(outcome, _Yielded):
+        return _merge_yielded(request, outcome.items)
     if isinstance(outcome, ContentToolResult):
         return outcome if outcome.request is request else replace(outcome, request=request)
     return ContentToolResult(value=outcome, request=request)
+
+
+def _merge_yielded(request: ContentToolRequest, items: list[Any]) -> ContentToolResult:
+    """One result for everything a generator tool yielded (one request, one answer).
+
+    Plain values become one list value, formatted as a whole. When results are among
+    them, each keeps its own ``model_format`` and the model reads them in order, as
+    the blocks of one tool_result; the first failed one decides the outcome; ``extra``
+    is the list of their extras; ``options`` are merged, later ones winning.
+    """
+    if len(items) == 1:
+        return _to_result(request, items[0])
+    results = [item for item in items if isinstance(item, ContentToolResult)]
+    if not results:
+        return ContentToolResult(value=items, request=request)
+    values = [item.value if isinstance(item, ContentToolResult) else item for item in items]
+    extras = [item.extra for item in results if item.extra is not None]
+    options: dict[str, Any] = {}
+    for item in results:
+        options.update(item.options or {})
+    failure = next((item for item in results if item.outcome != "success"), None)
+    merged = ContentToolResult(
+        value=values,
+        model_format="as_is",
+        error=failure.error if failure is not None else None,
+        extra=extras or None,
+        request=request,
+        options=options or None,
+        outcome=failure.outcome if failure is not None else "success",
+        exception=failure.exception if failure is not None else None,
+    )
+    if failure is not None:
+        return merged
+    blocks: list[Any] = []
+    for item in items:
+        part = item if isinstance(item, ContentToolResult) else ContentToolResult(value=item)
+        try:
+            model_value = part.get_model_value()
+        except Exception as e:  # the Finalizer words it the same way for a plain result
+            return replace(failed(request, f"a yielded value has no model form: {e}"), value=values)
+        blocks.extend(model_value if isinstance(model_value, list) else [model_value])  # pyright: ignore[reportUnknownArgumentType]
+    return merged.with_model_value(blocks)
 
 
 async def _observe(result: ContentToolResult, ctx: ToolContext) -> ContentToolResult:

@@ -65,10 +65,27 @@ def serve() -> Iterator[Callable[..., LoopbackServer]]:
         server.stop()
 
 
+_CHATS: list[Chat] = []
+
+
 def make_chat(server: LoopbackServer, **kwargs: Any) -> Chat:
-    """A chat against ``server`` with the test model and key."""
+    """A chat against ``server`` with the test model and key (its SDK client is closed
+    after the test)."""
     kwargs.setdefault("model", TEST_MODEL)
-    return ChatAnthropic(base_url=server.url, api_key=TEST_KEY, **kwargs)
+    chat = ChatAnthropic(base_url=server.url, api_key=TEST_KEY, **kwargs)
+    _CHATS.append(chat)
+    return chat
+
+
+@pytest.fixture(autouse=True)
+def _close_sdk_clients() -> Iterator[None]:
+    """Close the sync SDK clients a test opened: a pooled keep-alive socket left to the
+    garbage collector raises ResourceWarning in whichever later test collects it."""
+    yield
+    while _CHATS:
+        client = getattr(_CHATS.pop().provider, "_client", None)
+        if client is not None:
+            client.close()
 
 
 @pytest.fixture
