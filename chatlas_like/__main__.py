@@ -16,11 +16,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = commands.add_parser("demo", help="a tool-calling conversation (scripted model offline)")
     demo.add_argument("--live", action="store_true", help="ask Claude (needs ANTHROPIC_API_KEY)")
     demo.add_argument("--model", default=None, help="the Claude model for --live")
+    chat = commands.add_parser("chat", help="an interactive chat in the terminal")
+    chat.add_argument("--offline", action="store_true", help="talk to the scripted model")
+    chat.add_argument("--model", default=None, help="the Claude model")
+    chat.add_argument("--system-prompt", default=None, help="the system prompt")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from ._demo import run_demo
 
         return run_demo(live=args.live, model=args.model)
+    if args.command == "chat":
+        from ._console import run_chat_command
+
+        return run_chat_command(
+            offline=args.offline, model=args.model, system_prompt=args.system_prompt
+        )
     parser.error(f"unknown command {args.command}")  # pragma: no cover
     return 2  # pragma: no cover
 

@@ -1,33 +1,55 @@
-"""Text, Markdown and HTML renderings of content, shared by echo, notebooks and Shiny.
+"""Text, Markdown and HTML renderings of content, turns and chats.
 
-Previews are cut to ``PREVIEW_CHARS`` before any formatting work, so a huge result
-costs the same to show as a small one. Everything the model or a tool controls is
-HTML-escaped.
+One place decides how a tool call looks, for the terminal echo, notebooks
+(``_repr_html_`` / ``_repr_markdown_``) and Shiny (``tagify()``): a card with the tool's
+name, its arguments, the outcome (success, error, exception, refused or denied, each
+marked), a preview of what the model read, and a label on truncated results.
+
+Previews are cut to ``PREVIEW_CHARS`` before any further formatting work, so a huge
+result costs the same to show as a small one. Everything the model or a tool controls
+is HTML-escaped (model prose is rendered as Markdown with raw HTML turned off), so a
+result holding ``<script>`` renders as text.
 """
 
 from __future__ import annotations
 
 import html
+import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 if TYPE_CHECKING:
+    from ._chat import Chat
     from ._content import Content, ContentToolRequest
     from ._tool_result import ContentToolResult
+    from ._turn import Turn
 
 __all__ = [
+    "chat_html",
+    "chat_markdown",
     "content_html",
     "content_markdown",
+    "error_html",
     "format_call",
     "format_result",
+    "inserted_html",
+    "outcome_label",
     "preview",
+    "prose_html",
+    "request_html",
     "request_tag",
+    "result_html",
     "result_tag",
+    "truncation_note",
+    "turn_html",
+    "turn_markdown",
 ]
 
 PREVIEW_CHARS = 2_000
 ARGUMENT_CHARS = 300
+SUMMARY_ARGUMENT_CHARS = 120
 
 _OUTCOME_LABELS = {
     "success": ("✔", "result"),
@@ -36,6 +58,21 @@ _OUTCOME_LABELS = {
     "refused": ("⊘", "refused"),
     "denied": ("⊘", "denied"),
 }
+# Colours readable on light and dark notebook themes.
+_OUTCOME_COLOURS = {
+    "success": "#2e7d32",
+    "error": "#c62828",
+    "exception": "#c62828",
+    "refused": "#e65100",
+    "denied": "#8d6e63",
+}
+_REQUEST_COLOUR = "#1565c0"
+_CARD = (
+    "border:1px solid rgba(128,128,128,.35);border-left:4px solid {colour};"
+    "border-radius:4px;margin:6px 0;padding:4px 10px"
+)
+_PRE = "white-space:pre-wrap;word-break:break-word;margin:4px 0;max-height:24em;overflow:auto"
+_SMALL = "opacity:.7;font-size:85%"
 
 
 def _cut(text: str, limit: int) -> str:
@@ -44,24 +81,24 @@ def _cut(text: str, limit: int) -> str:
     return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
 
 
+def _dump(value: Any, indent: bool = False) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else 0).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return repr(value)
+
+
 def format_arguments(arguments: Any, limit: int = ARGUMENT_CHARS) -> str:
     """Arguments as ``name=value`` pairs, cut to ``limit`` characters."""
     if isinstance(arguments, dict):
-        parts: list[str] = []
         named: dict[str, Any] = arguments  # pyright: ignore[reportUnknownVariableType]
-        for name, value in named.items():
-            try:
-                shown = orjson.dumps(value).decode()
-            except (TypeError, orjson.JSONEncodeError):
-                shown = repr(value)
-            parts.append(f"{name}={shown}")
-        return _cut(", ".join(parts), limit)
+        return _cut(", ".join(f"{name}={_dump(value)}" for name, value in named.items()), limit)
     return _cut(repr(arguments), limit)
 
 
-def format_call(request: ContentToolRequest) -> str:
+def format_call(request: ContentToolRequest, limit: int = ARGUMENT_CHARS) -> str:
     """``name(arg=value, ...)`` for a tool request."""
-    return f"{request.name}({format_arguments(request.arguments)})"
+    return f"{request.name}({format_arguments(request.arguments, limit)})"
 
 
 def preview(result: ContentToolResult, limit: int = PREVIEW_CHARS) -> str:
@@ -105,27 +142,89 @@ def format_result(result: ContentToolResult) -> str:
     return f"{head}\n{preview(result)}"
 
 
-# -- Markdown and HTML ---------------------------------------------------------------------
+# -- Markdown ------------------------------------------------------------------------------
+
+
+def _code_span(text: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _fenced(text: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return f"{fence}\n{text}\n{fence}"
 
 
 def content_markdown(content: Content) -> str:
-    """Markdown for any content (fenced where it is not prose)."""
-    from ._content import ContentText, ContentToolRequest
+    """Markdown for any content; tool calls and data are fenced, never raw."""
+    from ._content import ContentJson, ContentText, ContentThinking, ContentToolRequest
     from ._tool_result import ContentToolResult
 
     if isinstance(content, ContentText):
         return content.text
     if isinstance(content, ContentToolRequest):
-        return f"🔧 `{format_call(content)}`"
+        return f"🔧 **tool call** {_code_span(format_call(content))}"
     if isinstance(content, ContentToolResult):
-        body = preview(content).replace("```", "``\u200b`")
-        return f"**{outcome_label(content)}**\n\n```\n{body}\n```"
-    return f"`{content}`"
+        call = _code_span(format_call(content.request)) if content.request else ""
+        note = truncation_note(content)
+        head = f"**{outcome_label(content)}** {call}".rstrip()
+        if note:
+            head += f" *({note})*"
+        return f"{head}\n\n{_fenced(preview(content))}"
+    if isinstance(content, ContentThinking):
+        return f"*thinking:*\n\n{_fenced(_cut(content.thinking, PREVIEW_CHARS))}"
+    if isinstance(content, ContentJson):
+        return _fenced(_cut(str(content), PREVIEW_CHARS))
+    return _code_span(str(content))
+
+
+def turn_markdown(turn: Turn, *, skip: frozenset[str] = frozenset()) -> str:
+    """Markdown for one turn, headed by its role."""
+    body = "\n\n".join(content_markdown(c) for c in _shown_contents(turn, skip))
+    return f"**{_role_label(turn)}**\n\n{body}"
+
+
+def chat_markdown(chat: Chat) -> str:
+    """Markdown for a whole chat: a header line, the system prompt and every turn."""
+    parts = [f"**Chat** · {_chat_summary(chat)}"]
+    if chat.system_prompt:
+        parts.append("> **system:** " + chat.system_prompt.replace("\n", "\n> "))
+    turns = chat.get_turns()
+    answered = _answered_ids(turns)
+    parts.extend(turn_markdown(t, skip=answered) for t in turns)
+    return "\n\n".join(parts)
+
+
+# -- HTML ----------------------------------------------------------------------------------
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def prose_html(text: str) -> str:
+    """Model prose as HTML: Markdown with raw HTML disabled (so it is escaped)."""
+    try:
+        from markdown_it import MarkdownIt
+    except ImportError:  # pragma: no cover - rich depends on markdown-it-py
+        return f"<div style='white-space:pre-wrap'>{_esc(text)}</div>"
+    rendered = MarkdownIt("commonmark", {"html": False}).render(text)
+    return f"<div class='chatlas-like-text'>{rendered}</div>"
 
 
 def content_html(content: Content) -> str:
     """HTML for any content, everything escaped."""
-    from ._content import ContentText, ContentToolRequest
+    from ._content import (
+        ContentImageInline,
+        ContentImageRemote,
+        ContentJson,
+        ContentText,
+        ContentThinking,
+        ContentToolRequest,
+    )
     from ._tool_result import ContentToolResult
 
     if isinstance(content, ContentToolResult):
@@ -133,29 +232,160 @@ def content_html(content: Content) -> str:
     if isinstance(content, ContentToolRequest):
         return request_html(content)
     if isinstance(content, ContentText):
-        return f"<div class='chatlas-like-text' style='white-space:pre-wrap'>{html.escape(content.text)}</div>"
-    return f"<code>{html.escape(str(content))}</code>"
+        return prose_html(content.text)
+    if isinstance(content, ContentThinking):
+        return (
+            "<details class='chatlas-like-thinking'><summary style='opacity:.7'>thinking"
+            f"</summary><pre style='{_PRE}'>{_esc(_cut(content.thinking, PREVIEW_CHARS))}"
+            "</pre></details>"
+        )
+    if isinstance(content, ContentJson):
+        return f"<pre style='{_PRE}'>{_esc(_cut(str(content), PREVIEW_CHARS))}</pre>"
+    if isinstance(content, ContentImageInline):
+        src = f"data:{_esc(content.image_content_type)};base64,{_esc(content.data)}"
+        return f"<img src='{src}' style='max-width:100%' alt='image'>"
+    if isinstance(content, ContentImageRemote):
+        # Shown as a link, not loaded: a page must not fetch what the model named.
+        return f"<div>🖼 remote image: <code>{_esc(content.url)}</code></div>"
+    return f"<div><code>{_esc(str(content))}</code></div>"
 
 
 def request_html(request: ContentToolRequest) -> str:
-    """A one-line card for a tool request."""
+    """A collapsible card for a tool request: name, short call, full arguments."""
+    style = _CARD.format(colour=_REQUEST_COLOUR)
+    problem = ""
+    if request.parse_error:
+        problem = (
+            f"<div style='color:{_OUTCOME_COLOURS['refused']}'>arguments could not be read: "
+            f"{_esc(request.parse_error)}</div>"
+        )
     return (
-        "<div class='chatlas-like-tool-request'>🔧 <code>"
-        f"{html.escape(format_call(request))}</code></div>"
+        f"<details class='chatlas-like-tool chatlas-like-tool-request' "
+        f"data-tool='{_esc(request.name)}' style='{style}'>"
+        f"<summary style='cursor:pointer'><strong style='color:{_REQUEST_COLOUR}'>⚙ tool call"
+        f"</strong> <code>{_esc(format_call(request, SUMMARY_ARGUMENT_CHARS))}</code></summary>"
+        f"{problem}{_arguments_html(request)}</details>"
+    )
+
+
+def _arguments_html(request: ContentToolRequest) -> str:
+    shown = _cut(_dump(request.arguments, indent=True), PREVIEW_CHARS)
+    return (
+        f"<div class='chatlas-like-arguments'><span style='{_SMALL}'>arguments</span>"
+        f"<pre style='{_PRE}'>{_esc(shown)}</pre></div>"
     )
 
 
 def result_html(result: ContentToolResult) -> str:
-    """A collapsible card: tool name and arguments, outcome, preview."""
-    call = format_call(result.request) if result.request is not None else "tool"
+    """A collapsible card: outcome, tool name and arguments, truncation, preview.
+
+    Failed results (error, exception, refused) open by default, so they are seen.
+    """
+    colour = _OUTCOME_COLOURS[result.outcome]
+    request = result.request
+    call = format_call(request, SUMMARY_ARGUMENT_CHARS) if request is not None else "tool"
+    name = request.name if request is not None else ""
     note = truncation_note(result)
-    note_html = f" <em>({html.escape(note)})</em>" if note else ""
+    note_html = (
+        f" <span class='chatlas-like-truncated' style='color:{_OUTCOME_COLOURS['refused']}'>"
+        f"✂ {_esc(note)}</span>"
+        if note
+        else ""
+    )
     open_attr = " open" if result.is_error else ""
+    what = "what the model read" if result.outcome == "success" else "message to the model"
+    arguments = _arguments_html(request) if request is not None else ""
     return (
-        f"<details class='chatlas-like-tool-result outcome-{result.outcome}'{open_attr}>"
-        f"<summary><strong>{html.escape(outcome_label(result))}</strong> "
-        f"<code>{html.escape(call)}</code>{note_html}</summary>"
-        f"<pre style='white-space:pre-wrap'>{html.escape(preview(result))}</pre></details>"
+        f"<details class='chatlas-like-tool chatlas-like-tool-result outcome-{result.outcome}' "
+        f"data-tool='{_esc(name)}' data-outcome='{result.outcome}'{open_attr} "
+        f"style='{_CARD.format(colour=colour)}'>"
+        f"<summary style='cursor:pointer'><strong class='chatlas-like-outcome' "
+        f"style='color:{colour}'>{_esc(outcome_label(result))}</strong> "
+        f"<code>{_esc(call)}</code>{note_html}</summary>{arguments}"
+        f"<div class='chatlas-like-preview'><span style='{_SMALL}'>{what}</span>"
+        f"<pre style='{_PRE}'>{_esc(preview(result))}</pre></div></details>"
+    )
+
+
+def inserted_html(turn: Turn) -> str:
+    """A collapsed card for a turn a message expansion inserted."""
+    text = _cut(turn.text, PREVIEW_CHARS)
+    return (
+        f"<details class='chatlas-like-inserted' style='{_CARD.format(colour='#6a1b9a')}'>"
+        f"<summary style='cursor:pointer'>↳ inserted {_esc(turn.role)} message</summary>"
+        f"<pre style='{_PRE}'>{_esc(text)}</pre></details>"
+    )
+
+
+def error_html(error: BaseException) -> str:
+    """A marked box for a failed answer (Shiny shows it in the chat)."""
+    from ._redact import describe_error, redact
+
+    return (
+        "<div class='chatlas-like-error' role='alert' "
+        f"style='{_CARD.format(colour=_OUTCOME_COLOURS['error'])}'>"
+        f"<strong style='color:{_OUTCOME_COLOURS['error']}'>⚠ The answer failed</strong> "
+        f"<code>{_esc(_cut(redact(describe_error(error)), PREVIEW_CHARS))}</code>"
+        "<div style='opacity:.7'>The conversation is intact; you can ask again.</div></div>"
+    )
+
+
+def _role_label(turn: Turn) -> str:
+    if turn.role == "user" and turn.contents and len(turn.tool_results) == len(turn.contents):
+        return "🔧 tool results"
+    return {"user": "👤 user", "assistant": "🤖 assistant", "system": "⚙ system"}[turn.role]
+
+
+def _answered_ids(turns: Sequence[Turn]) -> frozenset[str]:
+    return frozenset(
+        result.request.id
+        for turn in turns
+        for result in turn.tool_results
+        if result.request is not None
+    )
+
+
+def _shown_contents(turn: Turn, skip: frozenset[str]) -> list[Content]:
+    """The contents to show; requests answered later are shown by their result's card."""
+    from ._content import ContentToolRequest
+
+    return [c for c in turn.contents if not (isinstance(c, ContentToolRequest) and c.id in skip)]
+
+
+def turn_html(turn: Turn, *, skip: frozenset[str] = frozenset()) -> str:
+    """HTML for one turn, headed by its role."""
+    body = "".join(content_html(c) for c in _shown_contents(turn, skip))
+    return (
+        f"<div class='chatlas-like-turn role-{turn.role}' style='margin:8px 0'>"
+        f"<div style='{_SMALL};font-weight:bold'>{_esc(_role_label(turn))}</div>{body}</div>"
+    )
+
+
+def _chat_summary(chat: Chat) -> str:
+    tokens = chat.token_usage()
+    provider = chat.provider
+    return (
+        f"{provider.name}/{provider.model} · {len(chat.get_turns())} turns · "
+        f"{tokens.input + tokens.cache_read + tokens.cache_creation:,} input / "
+        f"{tokens.output:,} output tokens"
+    )
+
+
+def chat_html(chat: Chat) -> str:
+    """HTML for a whole chat: a header, the system prompt and every turn."""
+    turns = chat.get_turns()
+    answered = _answered_ids(turns)
+    system = ""
+    if chat.system_prompt:
+        system = (
+            f"<details class='chatlas-like-system'><summary style='{_SMALL}'>system prompt"
+            f"</summary><pre style='{_PRE}'>{_esc(chat.system_prompt)}</pre></details>"
+        )
+    body = "".join(turn_html(t, skip=answered) for t in turns)
+    return (
+        "<div class='chatlas-like-chat'>"
+        f"<div style='{_SMALL}'><strong>Chat</strong> · {_esc(_chat_summary(chat))}</div>"
+        f"{system}{body}</div>"
     )
 
 

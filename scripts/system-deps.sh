@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # System packages the tests need, installed only when missing (idempotent, no sudo prompt).
 set -euo pipefail
-packages=()
+# chromium: the headless browser of the Shiny end-to-end test (driven by Playwright's
+# Python API with an explicit executable path; Playwright never downloads a browser).
+packages=(chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
