@@ -41,6 +41,7 @@ from ._errors import (
     ToolLoopLimitError,
     ToolRejectError,
 )
+from ._expansion import MessageExpansion, expand
 from ._options import CallOptions, ChatOptions
 from ._serialize import from_json, to_json
 from ._tokens import ModelUsage, token_usage
@@ -82,6 +83,7 @@ __all__ = [
     "Deny",
     "ExpansionError",
     "HistoryError",
+    "MessageExpansion",
     "ModelUsage",
     "NotFoundError",
     "OverloadedError",
@@ -103,6 +105,7 @@ __all__ = [
     "ToolRejectError",
     "Turn",
     "UserTurn",
+    "expand",
     "from_json",
     "to_json",
     "token_usage",
