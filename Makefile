@@ -45,7 +45,7 @@ pytest: $(DEV_STAMP) $(KERNEL) system-deps
 
 # The documentation site, built offline; any warning fails it.
 docs: $(DEV_STAMP)
-	$(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 test: lint typecheck pytest docs
 
