@@ -50,7 +50,9 @@ def test_the_site_builds_strictly_offline_with_no_remote_assets(tmp_path: Path) 
     pages = list(tmp_path.rglob("*.html"))
     assert len(pages) >= 12
     for page in pages:
-        remote = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="(https?:[^"]+)"', page.read_text())
+        remote = re.findall(
+            r'<(?:script|link|img)[^>]+(?:src|href)="(https?:[^"]+)"', page.read_text()
+        )
         assert not remote, (page.name, remote)
     assert "chatlas_like.expand" in (tmp_path / "reference" / "index.html").read_text()
 
