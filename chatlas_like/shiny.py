@@ -226,6 +226,7 @@ class AppServer:
         self._socket.listen(128)
         self.host = host
         self.port: int = self._socket.getsockname()[1]
+        # The sans-I/O websockets protocol: the legacy one is deprecated in websockets 14+.
         config = uvicorn.Config(app, log_level="warning", lifespan="on", ws="websockets-sansio")
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None

@@ -191,3 +191,31 @@ def test_the_app_streams_answers_and_tool_cards_and_keeps_sessions_apart(
     first.screenshot(path=str(ARTIFACTS / "shiny-chat.png"))
     assert outside.blocked == []
     assert sockets and all(urlparse(url).hostname == "127.0.0.1" for url in sockets)
+
+
+def test_the_app_shows_the_history_the_chat_already_had(browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    from chatlas_like import AssistantTurn, ContentToolRequest, ContentToolResult, UserTurn
+
+    request = ContentToolRequest(id="toolu_9", name="weather", arguments={"city": "Oslo"})
+    earlier = [
+        UserTurn("Weather in Oslo?"),
+        AssistantTurn([request]),
+        UserTurn([ContentToolResult(value="snow <b>heavy</b>", request=request)]),
+        AssistantTurn("It is snowing in Oslo."),
+    ]
+    with LoopbackServer([Reply.text("pong")]) as api:
+        chat = make_chat(api)
+        chat.register_tool(weather)
+        chat.set_turns(earlier)
+        with chat.app(launch_browser=False, bg_thread=True) as server:
+            outside = Outside()
+            page = open_page(browser, server.url, outside)
+            expect(page.get_by_text("It is snowing in Oslo.")).to_be_visible(timeout=WAIT_MS)
+            expect(page.get_by_text("Weather in Oslo?")).to_be_visible()
+            card = page.locator(".chatlas-like-tool-result")
+            expect(card).to_contain_text('weather(city="Oslo")')
+            card.locator("summary").click()
+            expect(card.locator("pre").last).to_contain_text("snow <b>heavy</b>")
+            assert outside.blocked == []
