@@ -7,8 +7,9 @@ PY := $(VENV)/bin/python
 HASH := $(shell sha256sum pyproject.toml | cut -c1-16)
 DEMO_STAMP := $(VENV)/.stamp-demo-$(HASH)
 DEV_STAMP := $(VENV)/.stamp-dev-$(HASH)
+KERNEL := $(VENV)/share/jupyter/kernels/chatlas-like/kernel.json
 
-.PHONY: demo test lint typecheck pytest bench system-deps clean
+.PHONY: demo test lint typecheck pytest docs bench system-deps clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -35,10 +36,18 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(VENV)/bin/basedpyright
 
-pytest: $(DEV_STAMP) system-deps
+# The Jupyter kernel the notebook tests run: the venv's own interpreter.
+$(KERNEL): $(DEV_STAMP)
+	$(PY) -m ipykernel install --sys-prefix --name chatlas-like --display-name "chatlas_like (.venv)" >/dev/null
+
+pytest: $(DEV_STAMP) $(KERNEL) system-deps
 	$(PY) -m pytest -rs
 
-test: lint typecheck pytest
+# The documentation site, built offline; any warning fails it.
+docs: $(DEV_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
+test: lint typecheck pytest docs
 
 bench: $(DEV_STAMP)
 	$(PY) -m benchmarks.run

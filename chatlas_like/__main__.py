@@ -23,6 +23,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.add_argument("--keys", required=True, help='JSON file {"KEY": "tenantId"}')
     results.add_argument("--host", default="127.0.0.1", help="address to listen on")
     results.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
+    chat = commands.add_parser("chat", help="an interactive chat in the terminal")
+    chat.add_argument("--offline", action="store_true", help="talk to the scripted model")
+    chat.add_argument("--model", default=None, help="the Claude model")
+    chat.add_argument("--system-prompt", default=None, help="the system prompt")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from ._demo import run_demo
@@ -32,6 +36,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ._serve_results import serve
 
         return serve(args.db, args.keys, host=args.host, port=args.port)
+
+    if args.command == "chat":
+        from ._console import run_chat_command
+
+        return run_chat_command(
+            offline=args.offline, model=args.model, system_prompt=args.system_prompt
+        )
     parser.error(f"unknown command {args.command}")  # pragma: no cover
     return 2  # pragma: no cover
 

@@ -768,6 +768,61 @@ class Chat:
             f"tokens={tokens.input + tokens.cache_read + tokens.cache_creation}/{tokens.output}>"
         )
 
+    def app(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        launch_browser: bool = True,
+        bg_thread: bool | None = None,
+        **ui_kwargs: Any,
+    ) -> Any:
+        """Open a Shiny chat app for this conversation (needs the ``shiny`` extra).
+
+        Each browser session talks to its own copy of this chat, starting from its
+        history. Answers stream in, with tool calls shown as cards as they happen.
+
+        Parameters
+        ----------
+        host
+            The address to serve on; loopback by default.
+        port
+            The port; 0 picks a free one.
+        launch_browser
+            Open the app in a web browser.
+        bg_thread
+            Serve from a background thread and return at once; by default only in a
+            notebook. Otherwise serve until Ctrl-C.
+        **ui_kwargs
+            Passed to :func:`chatlas_like.shiny.chat_ui` (``placeholder``...).
+
+        Returns
+        -------
+        AppServer or None
+            In a background thread: the running :class:`~chatlas_like.shiny.AppServer`
+            (its ``url``, ``stop()``); otherwise None once the server stops.
+        """
+        from .shiny import serve_app
+
+        return serve_app(
+            self,
+            host=host,
+            port=port,
+            launch_browser=launch_browser,
+            bg_thread=bg_thread,
+            **ui_kwargs,
+        )
+
+    def _repr_html_(self) -> str:
+        from ._display import chat_html
+
+        return chat_html(self)
+
+    def _repr_markdown_(self) -> str:
+        from ._display import chat_markdown
+
+        return chat_markdown(self)
+
 
 def _prompt(args: Sequence[Content | str]) -> Turn | None:
     if not args:

@@ -1,23 +1,31 @@
-"""Text, Markdown and HTML renderings of content, shared by echo, notebooks and Shiny.
+"""Text, Markdown and HTML renderings of content, turns and chats.
+
+One place decides how a tool call looks, for the terminal echo, notebooks
+(``_repr_html_`` / ``_repr_markdown_``) and Shiny (``tagify()``): a card with the tool's
+name, its arguments, the outcome (success, error, exception, refused or denied, each
+marked), a preview of what the model read, and a label on truncated results.
 
 Previews are cut to ``PREVIEW_CHARS`` before any rendering work (escaping, styling,
 splitting into lines), so a huge result costs the same to show as a small one, however
 often it is re-rendered: a result's model-facing value is formatted once, when the
 result is finalised, and cached; a preview slices that text. Arguments are cut the same
-way (long strings and lists are shortened before they are encoded). Everything the
-model or a tool controls is HTML-escaped, and Markdown renderings put it in code spans
-and fences it cannot break out of.
+way (long strings and lists are shortened before they are encoded). Everything the model
+or a tool controls is HTML-escaped (model prose is rendered as Markdown with raw HTML
+turned off), so a result holding ``<script>`` renders as text; Markdown renderings put
+it in code spans and fences it cannot break out of.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
 if TYPE_CHECKING:
+    from ._chat import Chat
     from ._content import (
         Content,
         ContentServerToolRequest,
@@ -25,22 +33,35 @@ if TYPE_CHECKING:
         ContentToolRequest,
     )
     from ._tool_result import ContentToolResult
+    from ._turn import Turn
 
 __all__ = [
+    "chat_html",
+    "chat_markdown",
     "content_html",
     "content_markdown",
+    "error_html",
     "format_call",
     "format_result",
+    "inserted_html",
+    "outcome_label",
     "preview",
+    "prose_html",
+    "request_html",
     "request_tag",
+    "result_html",
     "result_rich",
     "result_tag",
     "server_tool_lines",
+    "truncation_note",
+    "turn_html",
+    "turn_markdown",
 ]
 
 PREVIEW_CHARS = 2_000
 PREVIEW_LINES = 12
 ARGUMENT_CHARS = 300
+SUMMARY_ARGUMENT_CHARS = 120
 SOURCES_SHOWN = 8
 _ARGUMENT_ITEMS = 20
 
@@ -51,12 +72,35 @@ _OUTCOME_LABELS = {
     "refused": ("⊘", "refused"),
     "denied": ("⊘", "denied"),
 }
+# Colours readable on light and dark notebook themes.
+_OUTCOME_COLOURS = {
+    "success": "#2e7d32",
+    "error": "#c62828",
+    "exception": "#c62828",
+    "refused": "#e65100",
+    "denied": "#8d6e63",
+}
+_REQUEST_COLOUR = "#1565c0"
+_CARD = (
+    "border:1px solid rgba(128,128,128,.35);border-left:4px solid {colour};"
+    "border-radius:4px;margin:6px 0;padding:4px 10px"
+)
+_PRE = "white-space:pre-wrap;word-break:break-word;margin:4px 0;max-height:24em;overflow:auto"
+_SMALL = "opacity:.7;font-size:85%"
 
 
 def _cut(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+
+
+def _dump(value: Any, indent: bool = False) -> str:
+    try:
+        shown = _shortened(value, PREVIEW_CHARS)
+        return orjson.dumps(shown, option=orjson.OPT_INDENT_2 if indent else 0).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return _cut(repr(value), PREVIEW_CHARS)
 
 
 def _shortened(value: Any, limit: int) -> Any:
@@ -88,9 +132,9 @@ def format_arguments(arguments: Any, limit: int = ARGUMENT_CHARS) -> str:
     return _cut(repr(_shortened(arguments, limit)), limit)
 
 
-def format_call(request: ContentToolRequest) -> str:
+def format_call(request: ContentToolRequest, limit: int = ARGUMENT_CHARS) -> str:
     """``name(arg=value, ...)`` for a tool request."""
-    return f"{request.name}({format_arguments(request.arguments)})"
+    return f"{request.name}({format_arguments(request.arguments, limit)})"
 
 
 def preview(result: ContentToolResult, limit: int = PREVIEW_CHARS) -> str:
@@ -192,27 +236,30 @@ def result_rich(result: ContentToolResult) -> Any:
     return head
 
 
-# -- Markdown and HTML ---------------------------------------------------------------------
+# -- Markdown ------------------------------------------------------------------------------
 
 
 def _code_span(text: str) -> str:
-    """Inline code that shows ``text`` literally in Markdown and in HTML."""
-    return f"<code>{html.escape(text)}</code>"
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _fenced(text: str) -> str:
-    """A fenced code block longer than any run of backticks inside ``text``."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{text}\n{fence}"
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return f"{fence}\n{text}\n{fence}"
 
 
 def content_markdown(content: Content) -> str:
-    """Markdown for any content (fenced where it is not prose)."""
+    """Markdown for any content; tool calls and data are fenced, never raw."""
     from ._content import (
+        ContentJson,
         ContentServerToolRequest,
         ContentServerToolResult,
         ContentText,
+        ContentThinking,
         ContentToolRequest,
     )
     from ._tool_result import ContentToolResult
@@ -220,22 +267,68 @@ def content_markdown(content: Content) -> str:
     if isinstance(content, ContentText):
         return content.text
     if isinstance(content, ContentToolRequest):
-        return f"🔧 {_code_span(format_call(content))}"
+        return f"🔧 **tool call** {_code_span(format_call(content))}"
     if isinstance(content, ContentToolResult):
-        call = f" {_code_span(format_call(content.request))}" if content.request else ""
-        return f"**{outcome_label(content)}**{call}\n\n{_fenced(preview(content))}"
+        call = _code_span(format_call(content.request)) if content.request else ""
+        note = truncation_note(content)
+        head = f"**{outcome_label(content)}** {call}".rstrip()
+        if note:
+            head += f" *({note})*"
+        return f"{head}\n\n{_fenced(preview(content))}"
+    if isinstance(content, ContentThinking):
+        return f"*thinking:*\n\n{_fenced(_cut(content.thinking, PREVIEW_CHARS))}"
+    if isinstance(content, ContentJson):
+        return _fenced(_cut(str(content), PREVIEW_CHARS))
     if isinstance(content, (ContentServerToolRequest, ContentServerToolResult)):
         title, lines, _ = server_tool_lines(content)
         return "\n".join([f"**{title}**", *(f"- {line}" for line in lines)])
     return _code_span(str(content))
 
 
+def turn_markdown(turn: Turn, *, skip: frozenset[str] = frozenset()) -> str:
+    """Markdown for one turn, headed by its role."""
+    body = "\n\n".join(content_markdown(c) for c in _shown_contents(turn, skip))
+    return f"**{_role_label(turn)}**\n\n{body}"
+
+
+def chat_markdown(chat: Chat) -> str:
+    """Markdown for a whole chat: a header line, the system prompt and every turn."""
+    parts = [f"**Chat** · {_chat_summary(chat)}"]
+    if chat.system_prompt:
+        parts.append("> **system:** " + chat.system_prompt.replace("\n", "\n> "))
+    turns = chat.get_turns()
+    answered = _answered_ids(turns)
+    parts.extend(turn_markdown(t, skip=answered) for t in turns)
+    return "\n\n".join(parts)
+
+
+# -- HTML ----------------------------------------------------------------------------------
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def prose_html(text: str) -> str:
+    """Model prose as HTML: Markdown with raw HTML disabled (so it is escaped)."""
+    try:
+        from markdown_it import MarkdownIt
+    except ImportError:  # pragma: no cover - rich depends on markdown-it-py
+        return f"<div style='white-space:pre-wrap'>{_esc(text)}</div>"
+    rendered = MarkdownIt("commonmark", {"html": False}).render(text)
+    return f"<div class='chatlas-like-text'>{rendered}</div>"
+
+
 def content_html(content: Content) -> str:
     """HTML for any content, everything escaped."""
     from ._content import (
+        ContentImageInline,
+        ContentImageRemote,
+        ContentJson,
         ContentServerToolRequest,
         ContentServerToolResult,
         ContentText,
+        ContentThinking,
         ContentToolRequest,
     )
     from ._tool_result import ContentToolResult
@@ -244,37 +337,168 @@ def content_html(content: Content) -> str:
         return result_html(content)
     if isinstance(content, (ContentServerToolRequest, ContentServerToolResult)):
         title, lines, _ = server_tool_lines(content)
-        items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+        items = "".join(f"<li>{_esc(line)}</li>" for line in lines)
         return (
-            f"<div class='chatlas-like-server-tool'><strong>{html.escape(title)}</strong>"
+            f"<div class='chatlas-like-server-tool'><strong>{_esc(title)}</strong>"
             f"{f'<ul>{items}</ul>' if items else ''}</div>"
         )
     if isinstance(content, ContentToolRequest):
         return request_html(content)
     if isinstance(content, ContentText):
-        return f"<div class='chatlas-like-text' style='white-space:pre-wrap'>{html.escape(content.text)}</div>"
-    return f"<code>{html.escape(str(content))}</code>"
+        return prose_html(content.text)
+    if isinstance(content, ContentThinking):
+        return (
+            "<details class='chatlas-like-thinking'><summary style='opacity:.7'>thinking"
+            f"</summary><pre style='{_PRE}'>{_esc(_cut(content.thinking, PREVIEW_CHARS))}"
+            "</pre></details>"
+        )
+    if isinstance(content, ContentJson):
+        return f"<pre style='{_PRE}'>{_esc(_cut(str(content), PREVIEW_CHARS))}</pre>"
+    if isinstance(content, ContentImageInline):
+        src = f"data:{_esc(content.image_content_type)};base64,{_esc(content.data)}"
+        return f"<img src='{src}' style='max-width:100%' alt='image'>"
+    if isinstance(content, ContentImageRemote):
+        # Shown as a link, not loaded: a page must not fetch what the model named.
+        return f"<div>🖼 remote image: <code>{_esc(content.url)}</code></div>"
+    return f"<div><code>{_esc(str(content))}</code></div>"
 
 
 def request_html(request: ContentToolRequest) -> str:
-    """A one-line card for a tool request."""
+    """A collapsible card for a tool request: name, short call, full arguments."""
+    style = _CARD.format(colour=_REQUEST_COLOUR)
+    problem = ""
+    if request.parse_error:
+        problem = (
+            f"<div style='color:{_OUTCOME_COLOURS['refused']}'>arguments could not be read: "
+            f"{_esc(request.parse_error)}</div>"
+        )
     return (
-        "<div class='chatlas-like-tool-request'>🔧 <code>"
-        f"{html.escape(format_call(request))}</code></div>"
+        f"<details class='chatlas-like-tool chatlas-like-tool-request' "
+        f"data-tool='{_esc(request.name)}' style='{style}'>"
+        f"<summary style='cursor:pointer'><strong style='color:{_REQUEST_COLOUR}'>⚙ tool call"
+        f"</strong> <code>{_esc(format_call(request, SUMMARY_ARGUMENT_CHARS))}</code></summary>"
+        f"{problem}{_arguments_html(request)}</details>"
+    )
+
+
+def _arguments_html(request: ContentToolRequest) -> str:
+    shown = _cut(_dump(request.arguments, indent=True), PREVIEW_CHARS)
+    return (
+        f"<div class='chatlas-like-arguments'><span style='{_SMALL}'>arguments</span>"
+        f"<pre style='{_PRE}'>{_esc(shown)}</pre></div>"
     )
 
 
 def result_html(result: ContentToolResult) -> str:
-    """A collapsible card: tool name and arguments, outcome, preview."""
-    call = format_call(result.request) if result.request is not None else "tool"
+    """A collapsible card: outcome, tool name and arguments, truncation, preview.
+
+    Failed results (error, exception, refused) open by default, so they are seen.
+    """
+    colour = _OUTCOME_COLOURS[result.outcome]
+    request = result.request
+    call = format_call(request, SUMMARY_ARGUMENT_CHARS) if request is not None else "tool"
+    name = request.name if request is not None else ""
     note = truncation_note(result)
-    note_html = f" <em>({html.escape(note)})</em>" if note else ""
+    note_html = (
+        f" <span class='chatlas-like-truncated' style='color:{_OUTCOME_COLOURS['refused']}'>"
+        f"✂ {_esc(note)}</span>"
+        if note
+        else ""
+    )
     open_attr = " open" if result.is_error else ""
+    what = "what the model read" if result.outcome == "success" else "message to the model"
+    arguments = _arguments_html(request) if request is not None else ""
     return (
-        f"<details class='chatlas-like-tool-result outcome-{result.outcome}'{open_attr}>"
-        f"<summary><strong>{html.escape(outcome_label(result))}</strong> "
-        f"<code>{html.escape(call)}</code>{note_html}</summary>"
-        f"<pre style='white-space:pre-wrap'>{html.escape(preview(result))}</pre></details>"
+        f"<details class='chatlas-like-tool chatlas-like-tool-result outcome-{result.outcome}' "
+        f"data-tool='{_esc(name)}' data-outcome='{result.outcome}'{open_attr} "
+        f"style='{_CARD.format(colour=colour)}'>"
+        f"<summary style='cursor:pointer'><strong class='chatlas-like-outcome' "
+        f"style='color:{colour}'>{_esc(outcome_label(result))}</strong> "
+        f"<code>{_esc(call)}</code>{note_html}</summary>{arguments}"
+        f"<div class='chatlas-like-preview'><span style='{_SMALL}'>{what}</span>"
+        f"<pre style='{_PRE}'>{_esc(preview(result))}</pre></div></details>"
+    )
+
+
+def inserted_html(turn: Turn) -> str:
+    """A collapsed card for a turn a message expansion inserted."""
+    text = _cut(turn.text, PREVIEW_CHARS)
+    return (
+        f"<details class='chatlas-like-inserted' style='{_CARD.format(colour='#6a1b9a')}'>"
+        f"<summary style='cursor:pointer'>↳ inserted {_esc(turn.role)} message</summary>"
+        f"<pre style='{_PRE}'>{_esc(text)}</pre></details>"
+    )
+
+
+def error_html(error: BaseException) -> str:
+    """A marked box for a failed answer (Shiny shows it in the chat)."""
+    from ._redact import describe_error, redact
+
+    return (
+        "<div class='chatlas-like-error' role='alert' "
+        f"style='{_CARD.format(colour=_OUTCOME_COLOURS['error'])}'>"
+        f"<strong style='color:{_OUTCOME_COLOURS['error']}'>⚠ The answer failed</strong> "
+        f"<code>{_esc(_cut(redact(describe_error(error)), PREVIEW_CHARS))}</code>"
+        "<div style='opacity:.7'>The conversation is intact; you can ask again.</div></div>"
+    )
+
+
+def _role_label(turn: Turn) -> str:
+    if turn.role == "user" and turn.contents and len(turn.tool_results) == len(turn.contents):
+        return "🔧 tool results"
+    return {"user": "👤 user", "assistant": "🤖 assistant", "system": "⚙ system"}[turn.role]
+
+
+def _answered_ids(turns: Sequence[Turn]) -> frozenset[str]:
+    return frozenset(
+        result.request.id
+        for turn in turns
+        for result in turn.tool_results
+        if result.request is not None
+    )
+
+
+def _shown_contents(turn: Turn, skip: frozenset[str]) -> list[Content]:
+    """The contents to show; requests answered later are shown by their result's card."""
+    from ._content import ContentToolRequest
+
+    return [c for c in turn.contents if not (isinstance(c, ContentToolRequest) and c.id in skip)]
+
+
+def turn_html(turn: Turn, *, skip: frozenset[str] = frozenset()) -> str:
+    """HTML for one turn, headed by its role."""
+    body = "".join(content_html(c) for c in _shown_contents(turn, skip))
+    return (
+        f"<div class='chatlas-like-turn role-{turn.role}' style='margin:8px 0'>"
+        f"<div style='{_SMALL};font-weight:bold'>{_esc(_role_label(turn))}</div>{body}</div>"
+    )
+
+
+def _chat_summary(chat: Chat) -> str:
+    tokens = chat.token_usage()
+    provider = chat.provider
+    return (
+        f"{provider.name}/{provider.model} · {len(chat.get_turns())} turns · "
+        f"{tokens.input + tokens.cache_read + tokens.cache_creation:,} input / "
+        f"{tokens.output:,} output tokens"
+    )
+
+
+def chat_html(chat: Chat) -> str:
+    """HTML for a whole chat: a header, the system prompt and every turn."""
+    turns = chat.get_turns()
+    answered = _answered_ids(turns)
+    system = ""
+    if chat.system_prompt:
+        system = (
+            f"<details class='chatlas-like-system'><summary style='{_SMALL}'>system prompt"
+            f"</summary><pre style='{_PRE}'>{_esc(chat.system_prompt)}</pre></details>"
+        )
+    body = "".join(turn_html(t, skip=answered) for t in turns)
+    return (
+        "<div class='chatlas-like-chat'>"
+        f"<div style='{_SMALL}'><strong>Chat</strong> · {_esc(_chat_summary(chat))}</div>"
+        f"{system}{body}</div>"
     )
 
 

@@ -1,9 +1,10 @@
 """Echo into a Jupyter notebook: one output, updated in place, in linear time.
 
 The streamed text is re-sent to the front end only when it has grown by a fixed share
-since the last update (and once at the end), so the bytes sent for an answer of n
-characters stay proportional to n however many deltas it arrives in. Tool requests and
-results are shown as collapsible cards below the text they follow.
+since the last update, so the bytes sent for an answer of n characters stay
+proportional to n however many deltas it arrives in. When a text segment ends it is
+sent once more, rendered as Markdown (raw HTML escaped). Tool requests and results are
+shown as collapsible cards below the text they follow.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from ._content import Content, ContentCitation, ContentJson, ContentText, ContentThinkingDelta
-from ._display import content_html
+from ._display import content_html, inserted_html
 
 if TYPE_CHECKING:
     from ._echo import EchoMode
@@ -61,11 +62,7 @@ class NotebookEcho:
         if self.mode == "text":
             return
         self._close_text()
-        self._show(
-            f"<details class='chatlas-like-inserted'><summary>↳ inserted {turn.role} message"
-            f"</summary><div style='white-space:pre-wrap'>{html.escape(turn.text)}</div></details>",
-            None,
-        )
+        self._show(inserted_html(turn), None)
 
     def text(self, delta: str) -> None:
         self._parts.append(delta)
@@ -92,8 +89,10 @@ class NotebookEcho:
         self._handle = self._show(_text_html(joined), self._handle)
 
     def _close_text(self) -> None:
-        if self._length > self._shown:
-            self._render_text()
+        if self._length:
+            from ._display import prose_html
+
+            self._handle = self._show(prose_html("".join(self._parts)), self._handle)
         self._parts = []
         self._length = self._shown = 0
         self._handle = None

@@ -28,6 +28,16 @@ class _Unset:
     def __repr__(self) -> str:
         return "<unset>"
 
+    # One sentinel: a copied result (Chat.copy() deep-copies turns) must still see UNSET.
+    def __copy__(self) -> _Unset:
+        return self
+
+    def __deepcopy__(self, memo: object) -> _Unset:
+        return self
+
+    def __reduce__(self) -> str:
+        return "UNSET"
+
 
 UNSET: Any = _Unset()
 

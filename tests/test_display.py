@@ -1,154 +1,177 @@
-"""Renderings of a tool result: terminal (rich), notebook (HTML, Markdown), Shiny (tagify).
-
-Snapshots pin each rendering per outcome; the other tests prove that a huge result is not
-re-formatted to be shown and that nothing the model or a tool controls is rendered as
-markup.
-"""
+"""How chats, turns and content look in notebooks (HTML, Markdown) and as htmltools tags."""
 
 from __future__ import annotations
 
-import io
+import re
 from typing import Any
 
 import pytest
-from rich.console import Console
-from syrupy.assertion import SnapshotAssertion
 
-from chatlas_like import ContentToolRequest, ContentToolResult
-from chatlas_like._display import PREVIEW_CHARS, format_result
+from chatlas_like import (
+    AssistantTurn,
+    ContentDocument,
+    ContentImageInline,
+    ContentImageRemote,
+    ContentJson,
+    ContentPDF,
+    ContentServerToolRequest,
+    ContentServerToolResult,
+    ContentText,
+    ContentThinking,
+    ContentToolRequest,
+    ContentToolResult,
+    ContentUnknown,
+    Deny,
+    UserTurn,
+)
+from chatlas_like.testing import Reply
 
-REQUEST = ContentToolRequest("toolu_0001", "get_weather", {"city": "Paris", "days": 3})
+from .conftest import make_chat
 
-RESULTS = {
-    "success": ContentToolResult(value={"temp": 21.5, "sky": "clear"}, request=REQUEST),
-    "error": ContentToolResult(error="no station near Paris", request=REQUEST),
-    "exception": ContentToolResult(
-        error=ValueError("bad day count"), outcome="exception", request=REQUEST
-    ),
-    "refused": ContentToolResult(
-        error="Unknown tool `get_weather`. Available tools: none.",
-        outcome="refused",
-        request=REQUEST,
-    ),
-    "denied": ContentToolResult(
-        value="The user keeps Paris private.", outcome="denied", request=REQUEST
-    ),
-    "truncated": ContentToolResult(value="x" * 50, request=REQUEST).with_model_value(
-        "xxxxx\n[truncated: showing the first 5 of 50 bytes of this tool result]",
-        original_length=50,
-        stored_length=5,
-        is_truncated=True,
-    ),
-}
+SCRIPT = "<script>alert(1)</script>"
+CALL = ContentToolRequest(id="toolu_1", name="lookup", arguments={"city": "Paris"})
 
 
-def _console_text(result: ContentToolResult) -> str:
-    console = Console(file=io.StringIO(), width=100, color_system=None, record=True)
-    console.print(result)
-    return console.export_text()
+def result(outcome: str, **changes: Any) -> ContentToolResult:
+    if outcome == "success":
+        return ContentToolResult(value=changes.pop("value", "sunny"), request=CALL, **changes)
+    return ContentToolResult(error="it broke", outcome=outcome, request=CALL, **changes)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("outcome", list(RESULTS))
-def test_html_rendering_per_outcome(outcome: str, snapshot: SnapshotAssertion) -> None:
-    assert RESULTS[outcome]._repr_html_() == snapshot
-
-
-@pytest.mark.parametrize("outcome", list(RESULTS))
-def test_markdown_rendering_per_outcome(outcome: str, snapshot: SnapshotAssertion) -> None:
-    assert RESULTS[outcome]._repr_markdown_() == snapshot
-
-
-@pytest.mark.parametrize("outcome", list(RESULTS))
-def test_console_rendering_per_outcome(outcome: str, snapshot: SnapshotAssertion) -> None:
-    assert _console_text(RESULTS[outcome]) == snapshot
-
-
-@pytest.mark.parametrize("outcome", list(RESULTS))
-def test_plain_text_rendering_per_outcome(outcome: str, snapshot: SnapshotAssertion) -> None:
-    assert str(RESULTS[outcome]) == snapshot
-
-
-def test_tagify_gives_the_same_html_as_the_notebook() -> None:
-    result = RESULTS["success"]
-    assert str(result.tagify()) == result._repr_html_()
-
-
-# -- escaping -----------------------------------------------------------------------------------
-
-HOSTILE = "<script>alert('x')</script>"
-HOSTILE_REQUEST = ContentToolRequest("toolu_9", "<img src=x onerror=alert(1)>", {HOSTILE: HOSTILE})
-HOSTILE_RESULTS = [
-    ContentToolResult(value=HOSTILE, request=HOSTILE_REQUEST),
-    ContentToolResult(error=HOSTILE, request=HOSTILE_REQUEST),
-    ContentToolResult(value=HOSTILE, outcome="denied", request=HOSTILE_REQUEST),
+EVERY_CONTENT = [
+    ContentText("Hello **world**"),
+    ContentJson({"a": 1}),
+    ContentImageInline("image/png", "iVBORw0KGgo="),
+    ContentImageRemote("https://example.invalid/cat.png"),
+    ContentPDF(data=b"%PDF-1.4", filename="report.pdf"),
+    ContentDocument(data=b"a,b\n1,2", filename="data.csv", mime_type="text/csv"),
+    ContentThinking("Let me think."),
+    CALL,
+    ContentServerToolRequest(id="srv_1", name="web_search", arguments={"q": "x"}, block={}),
+    ContentServerToolResult(tool_use_id="srv_1", block={"type": "web_search_tool_result"}),
+    ContentUnknown({"type": "brand_new_block"}),
+    result("success"),
+    result("error"),
+    result("exception"),
+    result("refused"),
+    result("denied"),
 ]
 
 
-@pytest.mark.parametrize("result", HOSTILE_RESULTS, ids=["value", "error", "denied"])
-def test_html_escapes_everything_the_model_or_a_tool_controls(result: ContentToolResult) -> None:
-    for rendered in (result._repr_html_(), str(result.tagify())):
-        assert "<script" not in rendered and "<img" not in rendered
+@pytest.mark.parametrize("content", EVERY_CONTENT, ids=lambda c: type(c).__name__)
+def test_every_content_type_has_html_and_markdown(content: Any) -> None:
+    assert content._repr_html_().strip()
+    assert content._repr_markdown_().strip()
+
+
+@pytest.mark.parametrize(
+    ("outcome", "label", "opened"),
+    [
+        ("success", "✔ result", False),
+        ("error", "✖ error", True),
+        ("exception", "✖ exception", True),
+        ("refused", "⊘ refused", True),
+        ("denied", "⊘ denied", False),
+    ],
+)
+def test_a_result_card_marks_its_outcome(outcome: str, label: str, opened: bool) -> None:
+    card = result(outcome)._repr_html_()
+    assert card.startswith("<details")
+    assert f"outcome-{outcome}" in card
+    assert label in card
+    assert ("open " in card.split(">", 1)[0]) is opened
+    assert "lookup(city=&quot;Paris&quot;)" in card
+
+
+def test_a_result_card_shows_the_tool_arguments_and_preview() -> None:
+    card = result("success", value={"temperature": 21})._repr_html_()
+    assert "<summary" in card and "arguments" in card
+    assert "&quot;city&quot;: &quot;Paris&quot;" in card
+    assert "{&quot;temperature&quot;:21}" in card
+
+
+def test_a_result_holding_script_renders_as_text() -> None:
+    bad_call = ContentToolRequest(id="t", name=SCRIPT, arguments={SCRIPT: SCRIPT})
+    card = ContentToolResult(value=SCRIPT, request=bad_call)
+    for rendered in (card._repr_html_(), str(card.tagify()), bad_call._repr_html_()):
+        assert "<script" not in rendered
         assert "&lt;script&gt;" in rendered
-        assert "&lt;img src=x onerror=alert(1)&gt;" in rendered
 
 
-@pytest.mark.parametrize("result", HOSTILE_RESULTS, ids=["value", "error", "denied"])
-def test_markdown_keeps_markup_inside_code(result: ContentToolResult) -> None:
-    rendered = result._repr_markdown_()
-    fence = rendered.index("```")
-    head, body = rendered[:fence], rendered[fence:]
-    assert "<script" not in head and "<img" not in head  # escaped in the <code> span
-    assert body.startswith("```text\n") and body.endswith("\n```")
+def test_model_prose_with_raw_html_is_escaped_in_html() -> None:
+    rendered = ContentText(f"**bold** {SCRIPT} [x](javascript:alert)")._repr_html_()
+    assert "<strong>bold</strong>" in rendered
+    assert "<script" not in rendered
+    assert "href" not in rendered
 
 
-def test_a_fence_inside_a_result_cannot_close_the_markdown_block() -> None:
-    result = ContentToolResult(value="```\n<script>x</script>\n````", request=REQUEST)
-    rendered = result._repr_markdown_()
-    assert "`````text\n```\n<script>x</script>\n````\n`````" in rendered
+def test_a_truncated_result_is_labelled() -> None:
+    cut = result("success", original_length=668_000, stored_length=100_000, is_truncated=True)
+    assert "truncated for the model: 100,000 of 668,000 bytes sent" in cut._repr_html_()
+    assert "truncated for the model" in cut._repr_markdown_()
 
 
-# -- size -----------------------------------------------------------------------------------------
+def test_a_huge_result_is_cut_before_it_is_shown() -> None:
+    huge = result("success", value="x" * 1_000_000)
+    assert len(huge._repr_html_()) < 5_000
+    assert "998,000 more characters" in huge._repr_markdown_()
 
 
-class Counted:
-    """A 5 MB value that counts how often it is converted for the model."""
-
-    calls = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        Counted.calls += 1
-        return {"rows": [f"row {i:06d}" + "." * 40 for i in range(100_000)]}
+def test_markdown_fences_survive_backticks_in_a_result() -> None:
+    tricky = result("success", value="```\nnot the end\n```")._repr_markdown_()
+    fences = re.findall(r"^`{3,}$", tricky, flags=re.MULTILINE)
+    assert fences[0] == fences[-1] == "````"
 
 
-def _renderings(result: ContentToolResult) -> list[str]:
-    return [
-        result._repr_html_(),
-        result._repr_markdown_(),
-        str(result.tagify()),
-        _console_text(result),
-        format_result(result),
-    ]
+def test_a_turn_displays_its_role_and_contents() -> None:
+    turn = AssistantTurn([ContentText("Checking."), CALL])
+    assert "role-assistant" in turn._repr_html_()
+    assert "chatlas-like-tool-request" in turn._repr_html_()
+    assert turn._repr_markdown_().startswith("**assistant**")
+    assert "outcome-error" in UserTurn([result("error")])._repr_html_()
 
 
-def test_a_5_mb_result_is_formatted_once_and_shown_as_a_short_preview() -> None:
-    Counted.calls = 0
-    result = ContentToolResult(value=Counted(), request=REQUEST)
-    assert len(result.get_model_value()) > 5_000_000
-    for _ in range(3):  # re-renders, as a notebook or a Shiny app does
-        for rendered in _renderings(result):
-            assert len(rendered) < 3 * PREVIEW_CHARS
-    assert Counted.calls == 1
+def lookup(city: str) -> str:
+    """Looks up the weather."""
+    return f"{SCRIPT} sunny in {city}"
 
 
-def test_a_5_mb_argument_is_cut_before_it_is_encoded() -> None:
-    request = ContentToolRequest(
-        "toolu_2", "store", {"text": "y" * 5_000_000, "n": list(range(10**5))}
+def broken(city: str) -> str:
+    """Always fails."""
+    raise RuntimeError("the weather service is down")
+
+
+def test_a_chat_displays_every_turn_with_one_card_per_call(serve: Any) -> None:
+    server = serve(
+        [
+            Reply.tool_calls(
+                [("lookup", {"city": "Paris"}), ("broken", {"city": "Rome"})],
+                text="Let me look.",
+            ),
+            Reply.text("Paris is **sunny**."),
+        ]
     )
-    result = ContentToolResult(value="stored", request=request)
-    for rendered in _renderings(result):
-        assert len(rendered) < 3 * PREVIEW_CHARS
+    chat = make_chat(server, system_prompt="Be terse.")
+    chat.register_tool(lookup)
+    chat.register_tool(broken)
+    chat.chat("Weather?", echo="none")
+    page = chat._repr_html_()
+    assert page.count("chatlas-like-tool-result") == 2
+    assert "chatlas-like-tool-request" not in page  # shown by the result cards instead
+    assert "outcome-exception" in page and "RuntimeError: the weather service is down" in page
+    assert "<strong>sunny</strong>" in page and "Be terse." in page
+    assert "<script" not in page
+    text = chat._repr_markdown_()
+    assert text.startswith("**Chat** · anthropic/")
+    assert '**✖ exception** `broken(city="Rome")`' in text
 
 
-def test_a_preview_says_how_much_was_left_out() -> None:
-    result = ContentToolResult(value="z" * 10_000, request=REQUEST)
-    assert f"[{10_000 - PREVIEW_CHARS:,} more characters]" in format_result(result)
+def test_a_denied_call_is_marked_but_not_an_error(serve: Any) -> None:
+    server = serve([Reply.tool_call("lookup", {"city": "Paris"}), Reply.text("OK.")])
+    chat = make_chat(server)
+    chat.register_tool(lookup)
+    chat.on_tool_review(lambda request: Deny("not today"))
+    chat.chat("Weather?", echo="none")
+    card = chat.get_turns()[2].tool_results[0]._repr_html_()
+    assert "⊘ denied" in card and "not today" in card
+    assert "outcome-denied" in card

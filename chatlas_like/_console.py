@@ -1,0 +1,343 @@
+"""``python -m chatlas_like chat``: an interactive chat in the terminal.
+
+The session keeps its history across questions. Ctrl-C interrupts the answer being
+given, not the session: the turn loop repairs the history (the partial answer is kept,
+open tool calls are answered), and the next question works. Ctrl-D or ``exit`` ends it.
+
+Long work shows progress in a transient status area under the output
+(:class:`ProgressEcho`): a spinner until the first token of an answer, then one line
+per running tool with its elapsed time; each is cleared when done. The status area is
+redrawn on a clock, never per text delta, so output stays linear in what the model
+sends.
+
+``--offline`` talks to a scripted model on a loopback server (it says so) that knows
+a few prompts: the sales question of the demo, ``wait N seconds`` (a slow tool) and
+``take your time`` (a slow answer), so progress and Ctrl-C can be tried without a key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._chat import Chat
+from ._content import Content, ContentToolRequest
+from ._echo import ConsoleEcho, EchoMode
+from ._errors import ChatlasLikeError
+from ._tool_result import ContentToolResult
+from ._turn import Turn, UserTurn
+
+__all__ = ["ProgressEcho", "ask", "offline_model", "run_chat", "run_chat_command", "wait"]
+
+EXIT_WORDS = frozenset({"exit", "quit", "/exit", "/quit", ":q"})
+OFFLINE_HINTS = (
+    "Which region had the highest Q3 sales?",
+    "wait 5 seconds",
+    "take your time",
+)
+
+
+class _Status:
+    """The transient status area: a spinner line, or one line per running tool.
+
+    Spinners live as long as what they show, so they animate between redraws.
+    """
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.waiting_since: float | None = None
+        self.running: dict[str, tuple[ContentToolRequest, float, Any]] = {}
+        self._spinner: Any = None
+
+    def wait(self) -> None:
+        self.waiting_since = self.clock()
+
+    def start(self, request: ContentToolRequest) -> None:
+        from rich.spinner import Spinner
+
+        self.running[request.id] = (request, self.clock(), Spinner("dots", style="cyan"))
+
+    def __rich__(self) -> Any:
+        from rich.console import Group
+        from rich.spinner import Spinner
+        from rich.text import Text
+
+        from ._display import format_call
+
+        now = self.clock()
+        lines: list[Any] = []
+        if self.waiting_since is not None:
+            if self._spinner is None:
+                self._spinner = Spinner("dots", style="dim")
+            self._spinner.update(
+                text=Text(f"thinking… {now - self.waiting_since:.1f}s", style="dim")
+            )
+            lines.append(self._spinner)
+        for request, started, spinner in self.running.values():
+            spinner.update(
+                text=Text(f"running {format_call(request, 60)}  {now - started:.1f}s", style="cyan")
+            )
+            lines.append(spinner)
+        return Group(*lines)
+
+
+class ProgressEcho(ConsoleEcho):
+    """A :class:`ConsoleEcho` with a status area for long work.
+
+    Parameters
+    ----------
+    mode
+        ``"text"``, ``"output"`` or ``"all"``.
+    console
+        A ``rich.console.Console``; a new one on stdout by default.
+    auto_refresh
+        Redraw the status area on a clock (``refresh_per_second``); off, it is drawn
+        only when it changes.
+    refresh_per_second
+        How often the spinner and elapsed times are redrawn.
+    clock
+        The time source for elapsed times.
+    """
+
+    def __init__(
+        self,
+        mode: EchoMode = "output",
+        console: Any = None,
+        *,
+        auto_refresh: bool = True,
+        refresh_per_second: float = 8.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(mode, console)
+        self._status = _Status(clock)
+        self._auto_refresh = auto_refresh
+        self._refresh_per_second = refresh_per_second
+        self._live: Any = None
+
+    # -- the Echo protocol -------------------------------------------------------------
+
+    def user_turn(self, turn: Turn) -> None:
+        super().user_turn(turn)
+        self.waiting()
+
+    def inserted_turn(self, turn: Turn) -> None:
+        self._hide()
+        super().inserted_turn(turn)
+
+    def text(self, delta: str) -> None:
+        if not delta:
+            return
+        if self._live is not None:
+            self._status.waiting_since = None
+            self._hide()
+        super().text(delta)
+
+    def content(self, item: Content) -> None:
+        self._hide()
+        self._status.waiting_since = None
+        super().content(item)
+        if isinstance(item, ContentToolRequest):
+            self._status.start(item)
+            self._show()
+        elif isinstance(item, ContentToolResult) and item.request is not None:
+            self._status.running.pop(item.request.id, None)
+            if not self._status.running:
+                self._status.wait()  # the model is next
+            self._show()
+
+    def finish(self) -> None:
+        self._status.waiting_since = None
+        self._status.running.clear()
+        self._hide()
+        super().finish()
+
+    # -- the status area ---------------------------------------------------------------
+
+    def waiting(self) -> None:
+        """Show the spinner until the first token (or tool call) arrives."""
+        self._status.wait()
+        self._show()
+
+    def _show(self) -> None:
+        if self._status.waiting_since is None and not self._status.running:
+            return
+        if self._live is not None:
+            self._live.refresh()
+            return
+        from rich.live import Live
+
+        self._end_line()
+        self._file.flush()
+        self._live = Live(
+            self._status,
+            console=self.console,
+            transient=True,
+            auto_refresh=self._auto_refresh,
+            refresh_per_second=self._refresh_per_second,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self._live.start(refresh=True)
+
+    def _hide(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
+
+
+def ask(chat: Chat, prompt: str, echo: ProgressEcho) -> bool:
+    """Send ``prompt`` and echo the answer; False when it was interrupted or failed."""
+    stream: Any = None
+    try:  # Ctrl-C may land anywhere in here, the echo's own writes included
+        echo.user_turn(UserTurn(prompt))
+        stream = chat.stream(prompt, content="all")
+        for item in stream:
+            if isinstance(item, str):
+                echo.text(item)
+            elif isinstance(item, Turn):
+                echo.inserted_turn(item)
+            else:
+                echo.content(item)
+    except KeyboardInterrupt:
+        echo.finish()
+        if stream is not None:
+            stream.close()  # repairs the history if the interrupt landed outside the stream
+        echo.console.print(
+            "[bold yellow]⏹ interrupted[/] [dim]— what arrived is kept; ask the next question.[/]"
+        )
+        return False
+    except ChatlasLikeError as e:
+        echo.finish()
+        echo.console.print(f"[bold red]✖ {type(e).__name__}:[/] {e}", markup=True, highlight=False)
+        return False
+    echo.finish()
+    return True
+
+
+def run_chat(chat: Chat, *, console: Any = None, banner: str | None = None) -> int:
+    """Chat with ``chat`` in the terminal until Ctrl-D or ``exit``; the exit status."""
+    from rich.console import Console
+
+    with contextlib.suppress(ImportError):  # not on every platform
+        import readline  # noqa: F401  # pyright: ignore[reportUnusedImport]  # line editing for input()
+    console = console if console is not None else Console()
+    echo = ProgressEcho("output", console)
+    if banner:
+        console.print(banner)
+    console.print("[dim]Ctrl-C stops an answer; Ctrl-D or 'exit' ends the chat.[/]\n")
+    while True:
+        try:
+            prompt = console.input("[bold green]you>[/] ")
+        except EOFError:
+            console.print()
+            return 0
+        except KeyboardInterrupt:
+            console.print("\n[dim](Ctrl-D or 'exit' ends the chat)[/]")
+            continue
+        if not prompt.strip():
+            continue
+        if prompt.strip().lower() in EXIT_WORDS:
+            return 0
+        ask(chat, prompt, echo)
+        console.print()
+
+
+# -- the offline model -------------------------------------------------------------------
+
+
+def wait(seconds: float) -> str:
+    """Waits for a number of seconds: a stand-in for slow work.
+
+    Parameters
+    ----------
+    seconds
+        How long to wait.
+    """
+    time.sleep(seconds)
+    return f"waited {seconds:g} seconds"
+
+
+def offline_model(body: Mapping[str, Any]) -> Any:
+    """The scripted model of ``chat --offline``: a few prompts, answered the same way."""
+    from ._demo import demo_model
+    from .testing import Reply
+
+    messages: list[dict[str, Any]] = body["messages"]
+    blocks: list[dict[str, Any]] = messages[-1]["content"]
+    texts = [b["text"] for b in blocks if b.get("type") == "text"]
+    if not texts:
+        return _answer_tool(messages, demo_model, Reply)
+    prompt = texts[-1]
+    lowered = prompt.lower()
+    number = re.search(r"\d+(?:\.\d+)?", prompt)
+    if "sales" in lowered or "region" in lowered:
+        return Reply.tool_call("quarterly_sales", {}, text="Let me look up the sales figures.")
+    if "wait" in lowered:
+        seconds = float(number.group()) if number else 3.0
+        return Reply.tool_call("wait", {"seconds": seconds}, text=f"Waiting {seconds:g} seconds.")
+    if "take your time" in lowered or "slow" in lowered:
+        seconds = float(number.group()) if number else 5.0
+        return Reply.text("There: an answer that took its time.").slowly(seconds)
+    return Reply.text(
+        f"(scripted) You said: {prompt!r}. Offline, I know a few prompts: "
+        + "; ".join(repr(h) for h in OFFLINE_HINTS)
+        + "."
+    )
+
+
+def _answer_tool(messages: list[dict[str, Any]], demo_model: Any, reply: Any) -> Any:
+    last: list[dict[str, Any]] = messages[-1]["content"]
+    asked: list[dict[str, Any]] = messages[-2]["content"] if len(messages) > 1 else []
+    results = [b for b in last if b.get("type") == "tool_result"]
+    names: dict[str, str] = {b["id"]: b["name"] for b in asked if b.get("type") == "tool_use"}
+    first: dict[str, Any] = results[0] if results else {}
+    if names.get(str(first.get("tool_use_id"))) == "quarterly_sales":
+        return demo_model({"messages": messages})
+    return reply.text(f"Done: {first.get('content', 'nothing came back')}.")
+
+
+def run_chat_command(*, offline: bool, model: str | None, system_prompt: str | None) -> int:
+    """``python -m chatlas_like chat``; the exit status."""
+    import os
+
+    from rich.console import Console
+
+    from ._demo import quarterly_sales
+    from .providers._anthropic import ChatAnthropic
+
+    console = Console()
+    options: dict[str, Any] = {"model": model or "claude-haiku-4-5", "system_prompt": system_prompt}
+    server: Any = None
+    if offline:
+        from .testing import LoopbackServer
+
+        server = LoopbackServer(offline_model).start()
+        options.update(base_url=server.url, api_key="scripted-offline")
+        banner = (
+            "[bold]chatlas_like chat[/] — [bold yellow]OFFLINE[/]: the model is "
+            "[bold yellow]SCRIPTED[/] (a loopback server on 127.0.0.1 speaking Anthropic's "
+            "Messages API to the real SDK).\nTry: " + " · ".join(f"'{h}'" for h in OFFLINE_HINTS)
+        )
+    else:
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            console.print(
+                "[red]ANTHROPIC_API_KEY is not set.[/] Set it to talk to Claude, or run "
+                "[bold]python -m chatlas_like chat --offline[/] for the scripted model."
+            )
+            return 2
+        banner = f"[bold]chatlas_like chat[/] — talking to Claude ({options['model']})."
+    try:
+        chat = ChatAnthropic(**options)
+        chat.register_tool(quarterly_sales)
+        chat.register_tool(wait)
+        # Load the SDK before the first prompt, so a Ctrl-C never lands inside its import.
+        warm_up = getattr(chat.provider, "_sync_client", None)
+        if callable(warm_up):
+            warm_up()
+        return run_chat(chat, console=console, banner=banner)
+    finally:
+        if server is not None:
+            server.stop()

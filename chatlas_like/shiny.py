@@ -1,0 +1,293 @@
+"""Shiny: a chat app for a conversation, and a chat to embed in your own app.
+
+``chat.app()`` opens a ready-made app on 127.0.0.1. To put a chat into your own app,
+pair :func:`chat_ui` with :func:`chat_server` (a function taking a :class:`Chat`)::
+
+    from shiny import App, ui
+    from chatlas_like import ChatAnthropic
+    from chatlas_like.shiny import chat_server, chat_ui
+
+    chat = ChatAnthropic(system_prompt="Be terse.")
+    chat.register_tool(get_weather)
+
+    app_ui = ui.page_fillable(ui.h3("Weather desk"), chat_ui("chat"))
+
+
+    def server(input, output, session):
+        session_chat = chat_server("chat", chat)  # this session's own copy
+
+
+    app = App(app_ui, server)
+
+Each browser session gets its own copy of the chat, so histories never mix. Answers
+stream through ``Chat.stream_async(content="all")``: text as it arrives, tool requests
+and results as cards when they happen (rendered by their ``tagify()``, everything
+escaped). Sync tools run in worker threads, so a slow tool in one session never
+freezes another. A failed answer is shown in the chat as a marked box; the history is
+repaired and the session goes on.
+
+shinychat displays objects through its documented registration hooks,
+``shinychat.message_content`` and ``shinychat.message_content_chunk``;
+:func:`register_shinychat` registers this library's content types and turns there
+(``chat_server`` calls it). Nothing is patched, and chatlas is not needed.
+
+Needs the ``shiny`` extra: ``pip install 'chatlas_like[shiny]'``.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import webbrowser
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ._content import Content, ContentText, ContentToolRequest
+from ._display import content_html, error_html, inserted_html
+from ._tool_result import ContentToolResult
+from ._turn import Turn
+
+if TYPE_CHECKING:
+    from ._chat import Chat
+
+__all__ = ["AppServer", "chat_app", "chat_server", "chat_ui", "register_shinychat", "serve_app"]
+
+INSTALL_HINT = "Shiny support needs the `shiny` extra: pip install 'chatlas_like[shiny]'"
+_registered = False
+_register_lock = threading.Lock()
+
+
+def _shinychat() -> Any:
+    try:
+        import shinychat
+    except ImportError as e:
+        raise ImportError(INSTALL_HINT) from e
+    return shinychat
+
+
+def register_shinychat() -> None:
+    """Teach shinychat to display this library's content and turns (once per process).
+
+    Uses shinychat's registration hooks ``message_content`` (whole messages, e.g. a
+    restored turn) and ``message_content_chunk`` (pieces of a streamed answer).
+    """
+    global _registered
+    with _register_lock:
+        if _registered:
+            return
+        shinychat = _shinychat()
+        from htmltools import HTML
+        from shinychat.types import ChatMessage
+
+        def text(item: ContentText) -> Any:
+            return ChatMessage(content=item.text)  # Markdown, sanitised by shinychat
+
+        def tool_card(item: ContentToolRequest | ContentToolResult) -> Any:
+            return ChatMessage(content=item.tagify())
+
+        def other(item: Content) -> Any:
+            return ChatMessage(content=HTML(content_html(item)))
+
+        def whole_turn(turn: Turn) -> Any:
+            role = "user" if turn.role == "user" and not turn.tool_results else "assistant"
+            if all(isinstance(c, ContentText) for c in turn.contents):
+                return ChatMessage(content=turn.text, role=role)
+            return ChatMessage(content=HTML(_turn_body(turn)), role=role)
+
+        def inserted_turn(turn: Turn) -> Any:
+            return ChatMessage(content=HTML(inserted_html(turn)))
+
+        for hook in (shinychat.message_content, shinychat.message_content_chunk):
+            hook.register(Content, other)
+            hook.register(ContentText, text)
+            hook.register(ContentToolRequest, tool_card)
+            hook.register(ContentToolResult, tool_card)
+        shinychat.message_content.register(Turn, whole_turn)
+        shinychat.message_content_chunk.register(Turn, inserted_turn)  # a stream's inserted turn
+        _registered = True
+
+
+def _turn_body(turn: Turn) -> str:
+    from ._display import prose_html
+
+    return "".join(
+        prose_html(c.text) if isinstance(c, ContentText) else content_html(c) for c in turn.contents
+    )
+
+
+def chat_ui(id: str, **kwargs: Any) -> Any:
+    """The chat component's UI; place it in your page. ``kwargs`` go to shinychat's."""
+    return _shinychat().chat_ui(id, **kwargs)
+
+
+async def answer_stream(
+    chat: Chat, prompt: str, kwargs: Mapping[str, Any] | None = None
+) -> AsyncIterator[Any]:
+    """The pieces of ``chat``'s answer to ``prompt``, ready for shinychat.
+
+    Text chunks, tool requests and results as they happen; a failure ends the answer
+    with an error box instead of an exception (the history is already repaired).
+    """
+    try:
+        stream = await chat.stream_async(prompt, content="all", kwargs=dict(kwargs or {}))
+        async for item in stream:
+            yield item
+    except Exception as e:  # shown in the chat; the session goes on
+        from htmltools import HTML
+
+        yield HTML(error_html(e))
+
+
+def chat_server(id: str, chat: Chat, *, kwargs: Mapping[str, Any] | None = None) -> Chat:
+    """Serve the chat component ``id`` for the current Shiny session.
+
+    Call it inside your app's server function. The session talks to its own copy of
+    ``chat`` (history included), returned so the app can read it.
+
+    Parameters
+    ----------
+    id
+        The id given to :func:`chat_ui`.
+    chat
+        The chat to copy for this session: provider, tools, callbacks and history.
+    kwargs
+        Extra request parameters for every answer.
+
+    Returns
+    -------
+    Chat
+        This session's chat.
+    """
+    shinychat = _shinychat()
+    from shiny import reactive
+
+    register_shinychat()
+    session_chat = chat.copy()
+    component = shinychat.Chat(id)
+    earlier = session_chat.get_turns()
+
+    if earlier:
+
+        @reactive.effect
+        async def _replay() -> None:  # pyright: ignore[reportUnusedFunction]
+            for turn in earlier:
+                await component.append_message(turn)
+            _replay.destroy()
+
+    @component.on_user_submit
+    async def _answer(user_input: str) -> None:  # pyright: ignore[reportUnusedFunction]
+        await component.append_message_stream(answer_stream(session_chat, user_input, kwargs))
+
+    return session_chat
+
+
+def chat_app(chat: Chat, *, title: str | None = None, **ui_kwargs: Any) -> Any:
+    """A Shiny app (``shiny.App``) with one chat; each session gets a copy of ``chat``.
+
+    Parameters
+    ----------
+    chat
+        The conversation to serve.
+    title
+        The page's title.
+    **ui_kwargs
+        Passed to :func:`chat_ui` (``placeholder``, ``greeting``...).
+    """
+    try:
+        from shiny import App, Inputs, Outputs, Session, ui
+    except ImportError as e:
+        raise ImportError(INSTALL_HINT) from e
+    ui_kwargs.setdefault("placeholder", "Ask something…")
+    page = ui.page_fillable(
+        chat_ui("chat", **ui_kwargs),
+        fillable_mobile=True,
+        title=title or f"chatlas_like · {chat.provider.model}",
+    )
+
+    def server(input: Inputs, output: Outputs, session: Session) -> None:
+        chat_server("chat", chat)
+
+    return App(page, server)
+
+
+class AppServer:
+    """A Shiny app served by uvicorn on a loopback port; ``stop()`` ends it.
+
+    The socket is bound and listening before the server starts, so :attr:`url`
+    accepts connections at once.
+    """
+
+    def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        import uvicorn
+
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind((host, port))
+        self._socket.listen(128)
+        self.host = host
+        self.port: int = self._socket.getsockname()[1]
+        # The sans-I/O websockets protocol: the legacy one is deprecated in websockets 14+.
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", ws="websockets-sansio")
+        self._server = uvicorn.Server(config)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """Where the app is served."""
+        return f"http://{self.host}:{self.port}/"
+
+    def serve(self) -> None:
+        """Serve in this thread until stopped (Ctrl-C in the main thread)."""
+        try:
+            self._server.run(sockets=[self._socket])
+        finally:
+            self._socket.close()
+
+    def start(self) -> AppServer:
+        """Serve in a background (daemon) thread."""
+        self._thread = threading.Thread(target=self.serve, name="chatlas-like-shiny", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop serving (open sessions are closed) and wait for the thread."""
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():  # a connection that will not close
+                self._server.force_exit = True
+                self._thread.join(timeout)
+
+    def __enter__(self) -> AppServer:
+        return self if self._thread is not None else self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<AppServer {self.url}>"
+
+
+def serve_app(
+    chat: Chat,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    launch_browser: bool = True,
+    bg_thread: bool | None = None,
+    **ui_kwargs: Any,
+) -> AppServer | None:
+    """Serve :func:`chat_app` for ``chat``; see :meth:`Chat.app`."""
+    from ._echo import in_notebook
+
+    server = AppServer(chat_app(chat, **ui_kwargs), host=host, port=port)
+    background = in_notebook() if bg_thread is None else bg_thread
+    print(f"chatlas_like: the chat app is at {server.url}", flush=True)
+    if background:
+        server.start()
+    if launch_browser:
+        webbrowser.open(server.url)
+    if background:
+        return server
+    server.serve()
+    return None

@@ -1,0 +1,131 @@
+"""``python -m chatlas_like chat`` driven through a pseudo-terminal, as a person uses it.
+
+Ctrl-C is a real SIGINT: pexpect writes ``\\x03`` to the terminal, whose line
+discipline signals the child process (never the pytest process).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pexpect
+import pytest
+
+from chatlas_like.__main__ import main
+from chatlas_like.testing import Reply
+
+from .conftest import TEST_KEY
+
+PROMPT = "you>"
+SALES = "Which region had the highest Q3 sales?"
+
+
+def spawn(*args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "chatlas_like", "chat", *args],
+        env={**os.environ, **(env or {}), "COLUMNS": "100", "LINES": "30"},
+        encoding="utf-8",
+        dimensions=(30, 100),
+        timeout=60,
+    )
+    child.expect(PROMPT)
+    return child
+
+
+@pytest.fixture
+def offline() -> Iterator[pexpect.spawn]:
+    child = spawn("--offline")
+    yield child
+    child.close(force=True)
+
+
+def ask(child: pexpect.spawn, prompt: str) -> None:
+    child.sendline(prompt)
+    child.expect_exact(prompt)  # the terminal's echo of what was typed
+
+
+def test_the_offline_chat_says_the_model_is_scripted(offline: pexpect.spawn) -> None:
+    assert "SCRIPTED" in (offline.before or "")
+
+
+def test_the_chat_runs_a_tool_and_answers(offline: pexpect.spawn) -> None:
+    ask(offline, SALES)
+    offline.expect_exact("quarterly_sales()")
+    offline.expect_exact("✔ result")
+    offline.expect_exact("Midwest")
+    offline.expect(PROMPT)
+
+
+def test_a_running_tool_shows_a_progress_line_with_its_elapsed_time(
+    offline: pexpect.spawn,
+) -> None:
+    ask(offline, "wait 1 seconds")
+    offline.expect(r"running wait\(seconds=1\.0\)\s+\d+\.\ds")
+    offline.expect_exact("Done: waited 1 seconds")
+    offline.expect(PROMPT)
+
+
+def test_a_spinner_shows_until_the_first_token(offline: pexpect.spawn) -> None:
+    ask(offline, "take your time: 1 second")
+    offline.expect(r"thinking… \d+\.\ds")
+    offline.expect_exact("an answer that took its time")
+
+
+def test_ctrl_c_stops_a_slow_answer_and_the_next_question_works(offline: pexpect.spawn) -> None:
+    ask(offline, "take your time: 600 seconds")
+    offline.expect_exact("thinking…")
+    offline.sendintr()
+    offline.expect_exact("interrupted")
+    offline.expect(PROMPT)
+    ask(offline, SALES)
+    offline.expect_exact("Midwest")
+    offline.expect(PROMPT)
+    offline.sendline("exit")
+    offline.expect(pexpect.EOF)
+    offline.close()
+    assert offline.exitstatus == 0
+
+
+def test_ctrl_c_stops_a_running_tool_and_the_session_goes_on(offline: pexpect.spawn) -> None:
+    ask(offline, "wait 600 seconds")
+    offline.expect_exact("running wait(seconds=600.0)")
+    offline.sendintr()
+    offline.expect_exact("interrupted")
+    offline.expect(PROMPT)
+    ask(offline, SALES)
+    offline.expect_exact("Midwest")
+    offline.expect(PROMPT)
+
+
+def test_ctrl_d_ends_the_chat(offline: pexpect.spawn) -> None:
+    offline.sendeof()
+    offline.expect(pexpect.EOF)
+    offline.close()
+    assert offline.exitstatus == 0
+
+
+def test_with_a_key_the_chat_talks_to_the_api(serve: Any) -> None:
+    server = serve([Reply.text("Hello from the API.")])
+    child = spawn(env={"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": TEST_KEY})
+    try:
+        assert "talking to Claude" in (child.before or "")
+        ask(child, "Hi")
+        child.expect_exact("Hello from the API.")
+        child.expect(PROMPT)
+    finally:
+        child.close(force=True)
+    body = server.message_requests()[0]
+    assert [m["content"][0]["text"] for m in body["messages"]] == ["Hi"]
+    assert {tool["name"] for tool in body["tools"]} == {"quarterly_sales", "wait"}
+
+
+def test_without_a_key_the_chat_points_to_offline(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert main(["chat"]) == 2
+    assert "--offline" in capsys.readouterr().out

@@ -1,0 +1,221 @@
+"""``chat.app()`` driven in a real headless Chromium, as a person uses it.
+
+Debian's chromium through Playwright's Python API (no browser download), a fresh
+profile, every request routed: anything not for 127.0.0.1 is aborted and fails the
+test. The model is scripted on a loopback server; the app is served on another
+loopback port from this process, so the slow tool can wait on an event the test sets.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+from chatlas_like.shiny import AppServer
+from chatlas_like.testing import LoopbackServer, Reply
+
+from .conftest import make_chat
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+WAIT_MS = 30_000
+INPUT = "#chat .shiny-chat-input [role='textbox']"  # shinychat's composer
+slow_started = threading.Event()
+release_slow = threading.Event()
+
+
+def weather(city: str) -> str:
+    """The current weather in a city.
+
+    Parameters
+    ----------
+    city
+        The city.
+    """
+    return f"<script>window.__pwned = true</script> sunny in {city}, 21 °C"
+
+
+def slow_report() -> str:
+    """A report that takes a while to build."""
+    slow_started.set()
+    release_slow.wait(timeout=120)
+    return "the report is ready"
+
+
+def model(body: Mapping[str, Any]) -> Reply:
+    messages: list[dict[str, Any]] = body["messages"]
+    last: list[dict[str, Any]] = messages[-1]["content"]
+    texts = [b["text"] for b in last if b["type"] == "text"]
+    if not texts:
+        asked = {b["id"]: b["name"] for b in messages[-2]["content"] if b["type"] == "tool_use"}
+        if asked[last[0]["tool_use_id"]] == "weather":
+            return Reply.text("It is **sunny** in Paris, 21 °C.", chunks=8)
+        return Reply.text("The slow report is done.")
+    prompt = texts[-1].lower()
+    if "weather" in prompt:
+        return Reply.tool_call("weather", {"city": "Paris"}, text="Let me check the weather.")
+    if "slow" in prompt:
+        return Reply.tool_call("slow_report", {}, text="Building the report.")
+    if "fail" in prompt:
+        return Reply.error(400, "invalid_request_error", "scripted failure for the test")
+    return Reply.text(f"pong: {texts[-1]}")
+
+
+@pytest.fixture
+def app() -> Iterator[tuple[AppServer, LoopbackServer]]:
+    slow_started.clear()
+    release_slow.clear()
+    with LoopbackServer(model) as api:
+        chat = make_chat(api, system_prompt="Be brief.", max_retries=0)
+        chat.register_tool(weather)
+        chat.register_tool(slow_report)
+        server = chat.app(launch_browser=False, bg_thread=True)
+        try:
+            yield server, api
+        finally:
+            release_slow.set()
+            server.stop()
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    executable = shutil.which("chromium")
+    assert executable, "chromium is not installed: run scripts/system-deps.sh"
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),
+            executable_path=executable,
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": 1000, "height": 1400},
+        )
+        yield context
+        context.close()
+
+
+class Outside:
+    """Routes every request of a page: loopback goes through, anything else is aborted."""
+
+    def __init__(self) -> None:
+        self.blocked: list[str] = []
+
+    def route(self, route: Any) -> None:
+        if urlparse(route.request.url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            self.blocked.append(route.request.url)
+            route.abort()
+
+
+def open_page(context: Any, url: str, outside: Outside) -> Any:
+    page = context.new_page()
+    page.route("**/*", outside.route)
+    page.goto(url)
+    page.locator(INPUT).wait_for(timeout=WAIT_MS)
+    return page
+
+
+def send(page: Any, text: str) -> None:
+    box = page.locator(INPUT)
+    box.type(text)
+    box.press("Enter")
+
+
+def test_the_app_streams_answers_and_tool_cards_and_keeps_sessions_apart(
+    app: tuple[AppServer, LoopbackServer], browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    server, api = app
+    outside = Outside()
+    sockets: list[str] = []
+    browser.on("page", lambda p: p.on("websocket", lambda ws: sockets.append(ws.url)))
+    first = open_page(browser, server.url, outside)
+
+    # A question with a tool call: the streamed answer and the result card appear.
+    send(first, "What's the weather in Paris?")
+    expect(first.get_by_text("It is sunny in Paris, 21 °C.")).to_be_visible(timeout=WAIT_MS)
+    card = first.locator(".chatlas-like-tool-result").first
+    expect(card).to_be_visible()
+    expect(card).to_contain_text("✔ result")
+    expect(card).to_contain_text('weather(city="Paris")')
+
+    # The tool's <script> is shown as text, never run.
+    card.locator("summary").click()
+    expect(card.locator("pre").last).to_contain_text("<script>window.__pwned = true</script>")
+    assert card.locator("script").count() == 0
+    assert first.evaluate("window.__pwned === undefined")
+
+    # A failing answer shows an error box in the chat, and the session goes on.
+    send(first, "Please fail.")
+    expect(first.locator(".chatlas-like-error")).to_contain_text("BadRequestError", timeout=WAIT_MS)
+    send(first, "ping after the error")
+    expect(first.get_by_text("pong: ping after the error")).to_be_visible(timeout=WAIT_MS)
+
+    # While the first session's slow tool runs, a second session answers.
+    send(first, "Build the slow report.")
+    assert slow_started.wait(timeout=WAIT_MS / 1000)
+    expect(first.locator(".chatlas-like-tool-request[data-tool='slow_report']")).to_be_visible()
+    second = open_page(browser, server.url, outside)
+    send(second, "ping from the second session")
+    expect(second.get_by_text("pong: ping from the second session")).to_be_visible(timeout=WAIT_MS)
+    assert not release_slow.is_set()  # the slow tool was still running all along
+    release_slow.set()
+    expect(first.get_by_text("The slow report is done.")).to_be_visible(timeout=WAIT_MS)
+
+    # Each session has its own history: the second one's request held one message.
+    bodies = api.message_requests()
+    (second_request,) = [b for b in bodies if "second session" in str(b["messages"][-1])]
+    assert len(second_request["messages"]) == 1
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    first.screenshot(path=str(ARTIFACTS / "shiny-chat.png"))
+    assert outside.blocked == []
+    assert sockets and all(urlparse(url).hostname == "127.0.0.1" for url in sockets)
+
+
+def test_the_app_shows_the_history_the_chat_already_had(browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    from chatlas_like import AssistantTurn, ContentToolRequest, ContentToolResult, UserTurn
+
+    request = ContentToolRequest(id="toolu_9", name="weather", arguments={"city": "Oslo"})
+    earlier = [
+        UserTurn("Weather in Oslo?"),
+        AssistantTurn([request]),
+        UserTurn([ContentToolResult(value="snow <b>heavy</b>", request=request)]),
+        AssistantTurn("It is snowing in Oslo."),
+    ]
+    with LoopbackServer([Reply.text("pong")]) as api:
+        chat = make_chat(api)
+        chat.register_tool(weather)
+        chat.set_turns(earlier)
+        with chat.app(launch_browser=False, bg_thread=True) as server:
+            outside = Outside()
+            page = open_page(browser, server.url, outside)
+            expect(page.get_by_text("It is snowing in Oslo.")).to_be_visible(timeout=WAIT_MS)
+            expect(page.get_by_text("Weather in Oslo?")).to_be_visible()
+            card = page.locator(".chatlas-like-tool-result")
+            expect(card).to_contain_text('weather(city="Oslo")')
+            card.locator("summary").click()
+            expect(card.locator("pre").last).to_contain_text("snow <b>heavy</b>")
+            assert outside.blocked == []
