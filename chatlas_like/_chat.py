@@ -737,8 +737,10 @@ class Chat:
             )
             self._tools[tool.name] = tool
 
-    def _record_usage(self, tokens: TokenUsage) -> None:
-        record_usage(self.provider.name, self.provider.model, tokens)
+    def _record_usage(self, turn: AssistantTurn) -> None:
+        if turn.tokens is not None:
+            served = (turn.completion or {}).get("model") or self.provider.model
+            record_usage(self.provider.name, str(served), turn.tokens)
 
     def close(self) -> None:
         """Release the provider's pooled connections (also done when the chat is collected)."""

@@ -34,7 +34,6 @@ __all__ = ["ConsoleEcho", "Echo", "EchoMode", "NullEcho", "make_echo"]
 
 EchoMode = Literal["none", "text", "output", "all"]
 ECHO_MODES = ("none", "text", "output", "all")
-PREVIEW_LINES = 12
 
 
 class Echo(Protocol):
@@ -110,9 +109,11 @@ class ConsoleEcho:
             return
         from rich.text import Text
 
+        from ._display import first_lines
+
         self._end_line()
         label = Text(f"↳ inserted {turn.role} message: ", style="bold magenta")
-        self.console.print(label + Text(_first_lines(turn.text, 3), style="dim"))
+        self.console.print(label + Text(first_lines(turn.text, 3), style="dim"))
 
     def text(self, delta: str) -> None:
         if not delta:
@@ -129,7 +130,7 @@ class ConsoleEcho:
             return  # a structured answer was echoed as its text; citations stay in the text
         from rich.text import Text
 
-        from ._display import format_call, outcome_label, preview, truncation_note
+        from ._display import format_call, result_rich
 
         if isinstance(item, (ContentServerToolRequest, ContentServerToolResult)):
             self._end_line()
@@ -143,13 +144,7 @@ class ConsoleEcho:
             self.console.print(Text(f"🔧 {format_call(item)}", style="bold cyan"))
         elif isinstance(item, ContentToolResult):
             self._end_line()
-            style = "red" if item.is_error else ("yellow" if item.outcome == "denied" else "green")
-            head = Text(outcome_label(item), style=f"bold {style}")
-            note = truncation_note(item)
-            if note:
-                head.append(f" ({note})", style="dim")
-            self.console.print(head)
-            self.console.print(Text(_first_lines(preview(item), PREVIEW_LINES), style="dim"))
+            self.console.print(result_rich(item))
         elif isinstance(item, ContentText):
             self.text(item.text)
             return
@@ -192,13 +187,6 @@ class ConsoleEcho:
         if not self._line_start:
             self._file.write("\n")
             self._line_start = True
-
-
-def _first_lines(text: str, count: int) -> str:
-    lines = text.split("\n", count)
-    if len(lines) > count:
-        return "\n".join(lines[:count]) + "\n…"
-    return text
 
 
 def in_notebook() -> bool:

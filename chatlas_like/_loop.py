@@ -102,7 +102,7 @@ class Run:
     tools: Mapping[str, Tool | ToolBuiltIn] = field(default_factory=lambda: {})
     before_model_call: Sequence[Callable[[Run], Sequence[Turn] | None]] = ()
     finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]] = _no_finalize
-    record_usage: Callable[[TokenUsage], None] | None = None
+    record_usage: Callable[[AssistantTurn], None] | None = None
     stop_requested: Callable[[], bool] | None = None
     text_yielded: bool = False
     usage: TokenUsage = field(default_factory=TokenUsage)
@@ -140,7 +140,7 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
             if turn.tokens is not None:
                 run.usage = run.usage + turn.tokens
                 if run.record_usage is not None:
-                    run.record_usage(turn.tokens)
+                    run.record_usage(turn)
             requests = turn.tool_requests
             if not requests:
                 if turn.finish_reason == "pause_turn":

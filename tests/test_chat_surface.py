@@ -105,7 +105,7 @@ def test_token_usage_is_kept_per_model(serve: Any) -> None:
     server = serve([Reply.text("a").with_usage(input_tokens=10, output_tokens=2)] * 2)
     make_chat(server).chat("Hi", echo="none")
     make_chat(server, model="claude-opus-4-7").chat("Hi", echo="none")
-    usage = {(u.provider, u.model): (u.tokens.input, u.tokens.output) for u in token_usage()}
+    usage = {(u["name"], u["model"]): (u["input"], u["output"]) for u in token_usage() or []}
     assert usage == {
         ("anthropic", TEST_MODEL): (10, 2),
         ("anthropic", "claude-opus-4-7"): (10, 2),

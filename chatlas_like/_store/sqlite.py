@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
@@ -177,17 +178,35 @@ class SqliteStore:
         if self._conn is None:
             import sqlite3
 
-            try:
-                conn = sqlite3.connect(
-                    self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
-                )
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")
-                _ensure_schema(conn)
-            except sqlite3.Error as e:
-                raise StoreError(f"cannot open the tool-result store {self.path}: {e}") from e
-            self._conn = conn
+            deadline = time.monotonic() + self.timeout
+            while True:
+                try:
+                    self._conn = self._open(sqlite3)
+                    break
+                except sqlite3.OperationalError as e:
+                    # Switching a new file to WAL needs it alone for a moment; SQLite
+                    # answers "locked" at once instead of waiting, so wait here.
+                    if "locked" not in str(e) or time.monotonic() > deadline:
+                        raise StoreError(
+                            f"cannot open the tool-result store {self.path}: {e}"
+                        ) from e
+                    time.sleep(0.02)
+                except sqlite3.Error as e:
+                    raise StoreError(f"cannot open the tool-result store {self.path}: {e}") from e
         return self._conn
+
+    def _open(self, sqlite3: Any) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            _ensure_schema(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
 
 def _ensure_schema(conn: sqlite3.Connection) -> None:

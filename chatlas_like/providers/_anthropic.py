@@ -59,14 +59,18 @@ __all__ = [
     "translate_error",
 ]
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5"  # chatlas's default; sonnet-4-5 is deprecated in the SDK
 # Models that reject a conversation ending with an assistant message (a prefill).
 NO_PREFILL_MODELS = (
     "claude-opus-4-6",
+    "claude-opus-4-7",
+    "claude-opus-4-8",
     "claude-sonnet-4-6",
     "claude-opus-5",
     "claude-sonnet-5",
     "claude-haiku-5",
+    "claude-fable",
+    "claude-mythos",
 )
 CacheTTL = Literal["5m", "1h", "none"]
 ReasoningEffort = Literal["low", "medium", "high", "xhigh", "max"]
@@ -569,7 +573,7 @@ def ChatAnthropic(
     system_prompt
         The system prompt.
     model
-        The model, e.g. ``"claude-haiku-4-5"``; ``"claude-sonnet-4-5"`` by default.
+        The model, e.g. ``"claude-haiku-4-5"``; ``"claude-sonnet-5"`` by default (as chatlas).
     max_tokens
         The most tokens one answer may use.
     cache
