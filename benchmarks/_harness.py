@@ -151,7 +151,7 @@ class Line:
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
-    if a is None or b is None or b == 0:
+    if a is None or b is None or b <= 0:  # no meaningful ratio to nothing or to a negative
         return None
     return a / b
 

@@ -11,7 +11,8 @@ process (:mod:`benchmarks._worker`).
 Prints one table and writes ``benchmarks/results/latest.json``. Options::
 
     --quick            small sizes and few samples (a smoke run, about a minute)
-    --only ROW         rows by number or name (repeat or comma-separate)
+    --only ROW         rows by number or name, or bench_format / bench_store (repeat or
+                       comma-separate); without it every row and script runs
     --no-chatlas       skip the chatlas column (no venv is made)
     --no-external      skip benchmarks/bench_format.py and bench_store.py
     --profile ROW      profile our side of ROW under cProfile (all threads) into results/
@@ -57,6 +58,7 @@ ROWS = (
 )
 # Scripts written separately; run as subprocesses when present, their JSON merged.
 EXTERNAL_SCRIPTS = ("bench_format", "bench_store")
+EXTERNAL_TIMEOUT_S = 300
 RESULTS = REPO / "benchmarks" / "results"
 
 
@@ -64,16 +66,20 @@ def _row_module(name: str) -> ModuleType:
     return importlib.import_module(f"benchmarks.rows.{name}")
 
 
+def _wanted(only: Sequence[str]) -> list[str]:
+    return [w.strip() for item in only for w in item.split(",") if w.strip()]
+
+
 def select_rows(only: Sequence[str]) -> list[str]:
     """Row module names for ``--only`` values (numbers or names); all rows by default."""
-    wanted = [w.strip() for item in only for w in item.split(",") if w.strip()]
+    wanted = [w for w in _wanted(only) if w not in EXTERNAL_SCRIPTS]
     if not wanted:
-        return list(ROWS)
+        return [] if _wanted(only) else list(ROWS)
     chosen: list[str] = []
     for w in wanted:
         match = [n for n in ROWS if w in (n, _row_module(n).ROW)]
         if not match:
-            known = ", ".join(f"{_row_module(n).ROW}={n}" for n in ROWS)
+            known = ", ".join([*(f"{_row_module(n).ROW}={n}" for n in ROWS), *EXTERNAL_SCRIPTS])
             raise SystemExit(f"unknown row {w!r}; rows: {known}")
         chosen.extend(m for m in match if m not in chosen)
     return chosen
@@ -98,12 +104,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.profile:
         return _profile_rows(select_rows(args.profile), quick=args.quick)
     rows = select_rows(args.only)
+    external = [] if args.no_external else [s for s in EXTERNAL_SCRIPTS if s in _wanted(args.only)]
     started = time.perf_counter()
     report = run_rows(
         rows,
         quick=args.quick,
         chatlas=not args.no_chatlas,
-        external=not args.no_external and not args.only,
+        external=external if args.only or args.no_external else list(EXTERNAL_SCRIPTS),
         samples=args.samples,
     )
     report["meta"]["wall_s"] = round(time.perf_counter() - started, 1)
@@ -119,7 +126,7 @@ def run_rows(
     *,
     quick: bool,
     chatlas: bool,
-    external: bool,
+    external: Sequence[str] = EXTERNAL_SCRIPTS,
     samples: int | None = None,
 ) -> dict[str, Any]:
     """Run ``rows`` (and the external scripts); the report as a JSON-able dict."""
@@ -166,9 +173,9 @@ def run_rows(
                 took = time.perf_counter() - row_start
                 report["meta"].setdefault("row_wall_s", {})[name] = round(took, 1)
                 report["lines"].extend(line.to_json() for line in lines)
-            if external:
-                for script in EXTERNAL_SCRIPTS:
-                    _run_external(script, report, quick=quick, url=url, chatlas=chatlas_python)
+            for script in external:
+                _run_external(script, report, quick=quick, url=url, chatlas=chatlas_python)
+            report["meta"]["loadavg_end"] = list(os.getloadavg())
     finally:
         if worker is not None:
             worker.close()
@@ -232,15 +239,20 @@ def _run_external(
             "BENCH_SERVER_URL": url,
         }
         started = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", f"benchmarks.{script}"],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", f"benchmarks.{script}"],
+                cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=EXTERNAL_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as e:
+            report["errors"].append(f"{script}: killed after {EXTERNAL_TIMEOUT_S} s")
+            report["external"][script] = {"stdout": str(e.stdout or "")[-4000:]}
+            return
         took = round(time.perf_counter() - started, 1)
         payload: Any = None
         if out.exists() and out.stat().st_size:
@@ -407,26 +419,32 @@ def _shown(path: Path) -> str:
 
 
 def _profile_rows(rows: Sequence[str], *, quick: bool) -> int:
-    from ._profile import profile_sampler
+    from ._profile import collect, compare, write_profile
     from ._server import ServerProcess
 
     with ServerProcess() as url:
         for name in rows:
             module = _row_module(name)
-            custom = getattr(module, "profile_row", None)
             out = RESULTS / f"profile-{module.ROW}-{name}"
+            custom = getattr(module, "profile_row", None)
             if custom is not None:
                 text = custom(url, out, quick)
+            elif getattr(module, "profile", None) is None:
+                print(f"[bench] row {module.ROW} {name} has no profile", file=sys.stderr)
+                continue
             else:
                 params = dict(getattr(module, "PROFILE_PARAMS", {}))
                 n = 3 if quick else int(getattr(module, "PROFILE_SAMPLES", 20))
-                text = profile_sampler(
-                    lambda m=module, p=params: m.profile(url, p),
-                    n,
-                    out,
-                    f"row {module.ROW} {name}: our side, params {params}",
-                )
-            print("\n".join(text.splitlines()[:60]))
+                title = f"row {module.ROW} {name}: our side, params {params}"
+                ours = collect(lambda m=module, p=params: m.profile(url, p), n)
+                preface = ""
+                if getattr(module, "floor", None) is not None:
+                    floor = collect(lambda m=module, p=params: m.floor(url, p), n)
+                    write_profile(floor, n, Path(f"{out}-floor"), title.replace("our", "the floor"))
+                    preface = "==== ours against the floor (its profile: *-floor.txt) ====\n"
+                    preface += compare(ours, floor, n)
+                text = write_profile(ours, n, out, title, preface)
+            print("\n".join(text.splitlines()[:70]))
             print(f"[bench] profile written to {_shown(out)}.txt (and .prof)")
     return 0
 

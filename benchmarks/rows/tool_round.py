@@ -18,6 +18,7 @@ NAME = "tool_round"
 MODEL = model_name("tool_round")
 PROMPT = "What is the value stored under alpha?"
 PROFILE_PARAMS: dict[str, Any] = {}
+PROFILE_SAMPLES = 200
 
 
 def lookup(key: str) -> str:
@@ -84,7 +85,7 @@ def chatlas(url: str, params: dict[str, Any]) -> Sampler:
 def run(ctx: Context) -> list[Line]:
     samples = ctx.interleave(
         {"ours": ours(ctx.url, {}), "floor": floor(ctx.url, {}), "chatlas": ctx.remote(NAME, {})},
-        ctx.n(40, 8),
+        ctx.n(100, 8),
         warmup=3,
     )
     lines: list[Line] = []
