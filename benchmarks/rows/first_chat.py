@@ -114,19 +114,71 @@ def run(ctx: Context) -> list[Line]:
     return lines
 
 
-def profile_row(url: str, out: Path, quick: bool) -> str:
-    """cProfile of one fresh process doing our plain first chat."""
+def _cprofile(body: str, url: str, prof: Path, n: int) -> pstats.Stats:
+    """``n`` fresh processes under cProfile, their stats summed (and saved to ``prof``)."""
     prelude = f"MODEL, KEY, URL = {MODEL!r}, {API_KEY!r}, {url!r}\n"
+    stats: pstats.Stats | None = None
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "first_chat.py"
-        script.write_text(prelude + OURS["plain"])
-        prof = out.with_suffix(".prof")
-        run_python(sys.executable, None, "-o", str(prof), str(script), flags=("-m", "cProfile"))
+        script.write_text(prelude + body)
+        for i in range(n):
+            one = Path(tmp) / f"{i}.prof"
+            run_python(sys.executable, None, "-o", str(one), str(script), flags=("-m", "cProfile"))
+            stats = pstats.Stats(str(one)) if stats is None else stats.add(str(one))
+    assert stats is not None
+    stats.dump_stats(str(prof))
+    return stats
+
+
+def _imports(body: str, url: str) -> dict[str, int]:
+    """Module -> self microseconds, from ``-X importtime`` of one fresh process."""
+    prelude = f"MODEL, KEY, URL = {MODEL!r}, {API_KEY!r}, {url!r}\n"
+    _, done = run_python(sys.executable, prelude + body, flags=("-X", "importtime"))
+    modules: dict[str, int] = {}
+    for line in done.stderr.splitlines():
+        fields = line.removeprefix("import time:").split("|")
+        if len(fields) == 3 and fields[0].strip().isdigit():
+            modules[fields[2].strip()] = int(fields[0])
+    return modules
+
+
+def _import_difference(variant: str, url: str) -> str:
+    ours, floor = _imports(OURS[variant], url), _imports(FLOOR[variant], url)
+    extra = {m: us for m, us in ours.items() if m not in floor}
+    tops: dict[str, int] = {}
+    for module, us in extra.items():
+        top = module.split(".")[0]
+        tops[top] = tops.get(top, 0) + us
+    lines = [
+        f"modules ours imports and the floor does not: {len(extra)}, "
+        f"{sum(extra.values()) / 1e3:.1f} ms of import self time; by top-level package:"
+    ]
+    lines += [
+        f"  {us / 1e3:8.1f} ms  {top}" for top, us in sorted(tops.items(), key=lambda t: -t[1])
+    ][:25]
+    missing = [m for m in floor if m not in ours]
+    lines.append(f"modules the floor imports and ours does not: {len(missing)}")
+    return "\n".join(lines) + "\n"
+
+
+def profile_row(url: str, out: Path, quick: bool) -> str:
+    """cProfile of a fresh process doing each variant, ours against the floor."""
+    from .._profile import compare
+
     text = io.StringIO()
-    text.write("row 2: import + construct + first chat() in a fresh process, cProfile\n")
-    stats = pstats.Stats(str(prof), stream=text)
-    for order in ("cumulative", "tottime"):
-        text.write(f"\n==== top 35 by {order} ====\n")
-        stats.sort_stats(order).print_stats(35)
+    n = 1 if quick else 3
+    for variant in ("default", "plain"):
+        path = Path(f"{out}-{variant}")
+        ours = _cprofile(OURS[variant], url, path.with_suffix(".prof"), n)
+        floor = _cprofile(FLOOR[variant], url, Path(f"{path}-floor.prof"), n)
+        text.write(f"row 2 ({variant}): a fresh process's import + construct + first chat()\n")
+        text.write(f"\n==== ours against the floor, own time by package, {n} processes each ====\n")
+        text.write(compare(ours, floor, n))
+        text.write(f"\n==== what ours imports beyond the floor (-X importtime, {variant}) ====\n")
+        text.write(_import_difference(variant, url))
+        ours.stream = text  # pyright: ignore[reportAttributeAccessIssue]
+        text.write(f"\n==== ours ({variant}): top 30 by cumulative ====\n")
+        ours.sort_stats("cumulative").print_stats(30)
+        text.write("\n")
     out.with_suffix(".txt").write_text(text.getvalue())
     return text.getvalue()
