@@ -114,13 +114,20 @@ class Context:
                     quota[side] = min(quota[side], max(1, int(budget_s / took)))
         by_side: dict[str, list[Metrics]] = {side: [] for side in live}
         names = list(live)
-        for i in range(n):
-            for side in names[i % len(names) :] + names[: i % len(names)]:
-                if side in errors or len(by_side[side]) >= quota[side]:
-                    continue
-                metrics = self._sample(side, live[side], optional, errors)
-                if metrics:
-                    by_side[side].append(metrics)
+        # What exists now lives through the run: freeze it, so the collection before
+        # each sample (fairness: nobody pays for another side's garbage) stays cheap.
+        gc.collect()
+        gc.freeze()
+        try:
+            for i in range(n):
+                for side in names[i % len(names) :] + names[: i % len(names)]:
+                    if side in errors or len(by_side[side]) >= quota[side]:
+                        continue
+                    metrics = self._sample(side, live[side], optional, errors)
+                    if metrics:
+                        by_side[side].append(metrics)
+        finally:
+            gc.unfreeze()
         for side in errors:
             by_side[side] = []
         samples = Samples(by_side, errors)

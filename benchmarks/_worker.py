@@ -45,12 +45,15 @@ def _handle(request: dict[str, Any], samplers: dict[int, Callable[[], Any]]) -> 
         return samplers[request["id"]]()
     if op == "drop":
         samplers.pop(request["id"], None)
+        gc.unfreeze()
         gc.collect()
         return None
     module = importlib.import_module(f"benchmarks.rows.{request['row']}")
     if op == "make":
         factory = getattr(module, request["side"])
         samplers[request["id"]] = factory(request["url"], request.get("params") or {})
+        gc.collect()
+        gc.freeze()  # keeps the collection before each sample cheap
         return None
     if op == "call":
         return getattr(module, request["fn"])(request["url"], request.get("params") or {})
