@@ -1,0 +1,107 @@
+"""Row 3: one tool round (user, tool_use, tool_result, text), per round.
+
+Each sample is one ``chat()`` on a chat whose history was cleared first (the client
+and its connections stay warm): two model calls and one tool call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._context import Context
+from .._floor import client, schema, tool_loop
+from .._harness import API_KEY, Line, Metrics, Sampler, timed
+from .._server import model_name
+
+ROW = "3"
+NAME = "tool_round"
+MODEL = model_name("tool_round")
+PROMPT = "What is the value stored under alpha?"
+PROFILE_PARAMS: dict[str, Any] = {}
+PROFILE_SAMPLES = 200
+
+
+def lookup(key: str) -> str:
+    """Look up the value stored under a key.
+
+    Parameters
+    ----------
+    key
+        The key to look up.
+    """
+    return f"the value stored under {key} is 42"
+
+
+SCHEMAS = [schema("lookup", "Look up the value stored under a key.", {"key": {"type": "string"}})]
+
+
+def ours(url: str, params: dict[str, Any]) -> Sampler:
+    from chatlas_like import ChatAnthropic
+
+    chat = ChatAnthropic(model=MODEL, api_key=API_KEY, base_url=url)
+    chat.register_tool(lookup)
+
+    def sample() -> Metrics:
+        chat.set_turns([])
+        m: Metrics = {}
+        with timed(m):
+            chat.chat(PROMPT, echo="none")
+        return m
+
+    return sample
+
+
+profile = ours
+
+
+def floor(url: str, params: dict[str, Any]) -> Sampler:
+    sdk = client(url)
+
+    def sample() -> Metrics:
+        m: Metrics = {}
+        with timed(m):
+            tool_loop(sdk, MODEL, PROMPT, {"lookup": lookup}, SCHEMAS)
+        return m
+
+    return sample
+
+
+def chatlas(url: str, params: dict[str, Any]) -> Sampler:
+    from chatlas import ChatAnthropic  # pyright: ignore[reportMissingImports]
+
+    chat = ChatAnthropic(model=MODEL, api_key=API_KEY, kwargs={"base_url": url})
+    chat.register_tool(lookup)
+
+    def sample() -> Metrics:
+        chat.set_turns([])
+        m: Metrics = {}
+        with timed(m):
+            chat.chat(PROMPT, echo="none")
+        return m
+
+    return sample
+
+
+def run(ctx: Context) -> list[Line]:
+    samples = ctx.interleave(
+        {"ours": ours(ctx.url, {}), "floor": floor(ctx.url, {}), "chatlas": ctx.remote(NAME, {})},
+        ctx.n(100, 8),
+        warmup=3,
+    )
+    lines: list[Line] = []
+    for key in ("wall", "cpu"):
+        lines.append(
+            Line(
+                ROW,
+                f"one tool round, per round ({key})",
+                "ms",
+                ours=samples.median("ours", key, 1e3),
+                floor=samples.median("floor", key, 1e3),
+                chatlas=samples.median("chatlas", key, 1e3),
+                target="<= 1.08x raw SDK",
+                target_ratio=1.08,
+                note=samples.note() if key == "wall" else "",
+                data=samples.to_json() if key == "wall" else {},
+            )
+        )
+    return lines
