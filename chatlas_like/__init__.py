@@ -1,11 +1,13 @@
 """chatlas_like: a tool-calling chat client for Anthropic's Messages API.
 
 Importing the package loads neither the anthropic SDK, pandas, numpy, pydantic, rich
-nor htmltools; each loads when first needed.
+nor htmltools; each loads when first needed. Names used less often (batch and parallel
+chats, the result store, content helpers, server tools, files, templates) load on first
+access too.
 """
 
-from . import types
-from ._batch import batch_chat, batch_chat_completed, batch_chat_structured, batch_chat_text
+from typing import TYPE_CHECKING, Any
+
 from ._callbacks import Allow, Deny
 from ._chat import Chat, ChatResponse, ChatResponseAsync, ChatStream
 from ._content import (
@@ -30,15 +32,6 @@ from ._content import (
     ContentUnknown,
     ContentUploaded,
 )
-from ._content_files import (
-    content_document_file,
-    content_document_url,
-    content_image_file,
-    content_image_plot,
-    content_image_url,
-    content_pdf_file,
-    content_pdf_url,
-)
 from ._errors import (
     AuthenticationError,
     BadRequestError,
@@ -60,26 +53,8 @@ from ._errors import (
     ToolRejectError,
 )
 from ._expansion import ExpansionWarning, MessageExpansion, expand
-from ._files import FileManager
-from ._interpolate import interpolate, interpolate_file
 from ._options import CallOptions, ChatOptions
-from ._parallel import (
-    StructuredChatResult,
-    parallel_chat,
-    parallel_chat_structured,
-    parallel_chat_text,
-)
 from ._serialize import from_json, to_json
-from ._server_tools import tool_web_fetch, tool_web_search
-from ._store import (
-    PostgresStore,
-    SqliteStore,
-    StoreError,
-    StoreWarning,
-    ToolResultRecord,
-    ToolResultStore,
-    open_store,
-)
 from ._stream_controller import StreamController
 from ._tokens import ModelUsage, token_usage
 from ._tool_result import ContentToolResult
@@ -184,3 +159,82 @@ __all__ = [
     "tool_web_search",
     "types",
 ]
+
+if TYPE_CHECKING:
+    from . import types
+    from ._batch import batch_chat, batch_chat_completed, batch_chat_structured, batch_chat_text
+    from ._content_files import (
+        content_document_file,
+        content_document_url,
+        content_image_file,
+        content_image_plot,
+        content_image_url,
+        content_pdf_file,
+        content_pdf_url,
+    )
+    from ._files import FileManager
+    from ._interpolate import interpolate, interpolate_file
+    from ._parallel import (
+        StructuredChatResult,
+        parallel_chat,
+        parallel_chat_structured,
+        parallel_chat_text,
+    )
+    from ._server_tools import tool_web_fetch, tool_web_search
+    from ._store import (
+        PostgresStore,
+        SqliteStore,
+        StoreError,
+        StoreWarning,
+        ToolResultRecord,
+        ToolResultStore,
+        open_store,
+    )
+
+# Loaded on first access: {public name: module} ("" for a submodule of that name).
+_LAZY: dict[str, str] = {
+    "types": "",
+    "batch_chat": "_batch",
+    "batch_chat_completed": "_batch",
+    "batch_chat_structured": "_batch",
+    "batch_chat_text": "_batch",
+    "content_document_file": "_content_files",
+    "content_document_url": "_content_files",
+    "content_image_file": "_content_files",
+    "content_image_plot": "_content_files",
+    "content_image_url": "_content_files",
+    "content_pdf_file": "_content_files",
+    "content_pdf_url": "_content_files",
+    "FileManager": "_files",
+    "interpolate": "_interpolate",
+    "interpolate_file": "_interpolate",
+    "StructuredChatResult": "_parallel",
+    "parallel_chat": "_parallel",
+    "parallel_chat_structured": "_parallel",
+    "parallel_chat_text": "_parallel",
+    "tool_web_fetch": "_server_tools",
+    "tool_web_search": "_server_tools",
+    "PostgresStore": "_store",
+    "SqliteStore": "_store",
+    "StoreError": "_store",
+    "StoreWarning": "_store",
+    "ToolResultRecord": "_store",
+    "ToolResultStore": "_store",
+    "open_store": "_store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'chatlas_like' has no attribute {name!r}")
+    import importlib
+
+    loaded = importlib.import_module(f"{__name__}.{module or name}")
+    value = loaded if not module else getattr(loaded, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -26,8 +26,6 @@ from ._limiter import Limiter
 from ._loop import Run, turn_loop
 from ._missing import MISSING, MISSING_TYPE
 from ._options import CallOptions, ChatOptions
-from ._store import ToolResultStore, open_store
-from ._store._attach import StoreAttachment
 from ._stream_controller import StreamController
 from ._structured import extract_value
 from ._tokens import record_usage
@@ -42,6 +40,8 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ._files import FileManager
+    from ._store import ToolResultStore
+    from ._store._attach import StoreAttachment
 
 __all__ = ["Chat", "ChatResponse", "ChatResponseAsync", "ChatStream"]
 
@@ -352,9 +352,7 @@ class Chat:
         """
         if self._store is not None and self._store.paging:
             self._tools.pop(READ_MORE_TOOL, None)
-        self._store = (
-            None if store is None else StoreAttachment(open_store(store), tenant_id, paging)
-        )
+        self._store = None if store is None else _attachment(store, tenant_id, paging)
         self._install_pager()
 
     @property
@@ -824,6 +822,15 @@ class Chat:
         from ._display import chat_markdown
 
         return chat_markdown(self)
+
+
+def _attachment(
+    store: ToolResultStore | str | os.PathLike[str], tenant_id: str | None, paging: bool
+) -> StoreAttachment:
+    from ._store import open_store
+    from ._store._attach import StoreAttachment
+
+    return StoreAttachment(open_store(store), tenant_id, paging)
 
 
 def _prompt(args: Sequence[Content | str]) -> Turn | None:

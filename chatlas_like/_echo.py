@@ -11,6 +11,7 @@ requests and results); ``"all"`` (also the user's prompt).
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
@@ -84,16 +85,26 @@ class ConsoleEcho:
     def __init__(
         self, mode: EchoMode = "output", console: Any = None, thinking: bool = True
     ) -> None:
-        from rich.console import Console
-
         self.mode = mode
-        self.console: Any = console if console is not None else Console()
+        self._console: Any = console
         self.thinking = thinking and mode != "text"
-        self._file: IO[str] = self.console.file
+        self._file: IO[str] = console.file if console is not None else sys.stdout
         self._line_start = True
         self._wrote = False
-        styled = self.console.is_terminal and not self.console.no_color
+        if console is not None:
+            styled = console.is_terminal and not console.no_color
+        else:
+            styled = self._file.isatty() and "NO_COLOR" not in os.environ
         self._dim, self._undim = ("\x1b[2m", "\x1b[22m") if styled else ("", "")
+
+    @property
+    def console(self) -> Any:
+        """The rich console, made on first use (plain text never needs one)."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(file=self._file)
+        return self._console
 
     def user_turn(self, turn: Turn) -> None:
         if self.mode != "all":

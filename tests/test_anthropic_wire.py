@@ -216,12 +216,12 @@ def test_a_finished_tool_block_is_emitted_when_it_stops() -> None:
 
 
 def test_server_sent_events_parse_with_spaces_and_multi_line_data() -> None:
-    lines = [
-        "event: ping",
-        'data: {"type": "ping"}  ',
-        "",
-        'data: {"type":',
-        'data: "message_stop"}',
-        "",
-    ]
-    assert list(parse_sse(iter(lines))) == [{"type": "ping"}, {"type": "message_stop"}]
+    body = (
+        b'event: ping\r\ndata: {"type": "ping"}  \r\n\r\ndata: {"type":\ndata: "message_stop"}\n\n'
+    )
+    chunks = [body[i : i + 7] for i in range(0, len(body), 7)]  # split anywhere
+    assert list(parse_sse(chunks)) == [{"type": "ping"}, {"type": "message_stop"}]
+
+
+def test_an_event_without_its_closing_blank_line_is_still_read() -> None:
+    assert list(parse_sse([b'data: {"type": "ping"}'])) == [{"type": "ping"}]

@@ -191,7 +191,7 @@ class AnthropicProvider:
             manager = client.messages.with_streaming_response.create(**_sdk_arguments(body))
             response = manager.__enter__()
         if body.get("stream"):
-            source: Iterator[dict[str, Any]] = parse_sse(response.iter_lines())
+            source: Iterator[dict[str, Any]] = parse_sse(response.iter_bytes())
         else:
             source = _replayed(response.read)
         return _Events(source, lambda: manager.__exit__(None, None, None))
@@ -206,7 +206,7 @@ class AnthropicProvider:
             await manager.__aexit__(None, None, None)
 
         if body.get("stream"):
-            return _AsyncEvents(_parse_sse_async(response.iter_lines()), close)
+            return _AsyncEvents(_parse_sse_async(response.iter_bytes()), close)
         return _AsyncEvents(_replayed_async(response.read), close)
 
     def list_models(self) -> list[ModelInfo]:
@@ -416,11 +416,10 @@ async def _replayed_async(read: Callable[[], Any]) -> AsyncIterator[dict[str, An
         yield event
 
 
-async def _parse_sse_async(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
+async def _parse_sse_async(chunks: AsyncIterator[bytes]) -> AsyncIterator[dict[str, Any]]:
     decoder = SSEDecoder()
-    async for line in lines:
-        event = decoder.line(line)
-        if event is not None:
+    async for chunk in chunks:
+        for event in decoder.feed(chunk):
             yield event
     event = decoder.flush()
     if event is not None:

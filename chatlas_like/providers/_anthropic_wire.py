@@ -14,7 +14,7 @@ one path.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -590,53 +590,61 @@ def _replayed_block(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[st
 
 
 class SSEDecoder:
-    """Server-sent events, one line at a time, to event dicts.
+    """Server-sent events, as raw bytes arrive, to event dicts.
 
-    Malformed data raises :class:`StreamInterruptedError`, ending the stream.
+    Works on bytes (the protocol is UTF-8) so no text decoding or charset detection
+    runs per response; ``data:`` payloads go to orjson as they are. Malformed data
+    raises :class:`StreamInterruptedError`, ending the stream.
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_rest")
 
     def __init__(self) -> None:
-        self._data: list[str] = []
+        self._rest = b""
+        self._data: list[bytes] = []
 
-    def line(self, line: str) -> dict[str, Any] | None:
-        """Take one line (without its end); an event when a blank line completes one."""
-        if line:
-            if line.startswith("data:"):
-                self._data.append(line[6:] if line.startswith("data: ") else line[5:])
-            return None
-        return self.flush()
+    def feed(self, chunk: bytes) -> list[dict[str, Any]]:
+        """Take the next bytes of the body; the events they complete."""
+        lines = (self._rest + chunk).split(b"\n") if self._rest else chunk.split(b"\n")
+        self._rest = lines.pop()
+        events: list[dict[str, Any]] = []
+        data = self._data
+        for line in lines:
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if line:
+                if line.startswith(b"data:"):
+                    data.append(line[6:] if line.startswith(b"data: ") else line[5:])
+            elif data:
+                events.append(_decode_event(data[0] if len(data) == 1 else b"\n".join(data)))
+                data.clear()
+        return events
 
     def flush(self) -> dict[str, Any] | None:
-        """The pending event, if any (at a blank line or the end of the body)."""
-        if not self._data:
-            return None
-        data = self._data[0] if len(self._data) == 1 else "\n".join(self._data)
-        self._data = []
-        return _decode_event(data)
+        """The pending event, if any, at the end of the body."""
+        events = self.feed(b"\n\n") if (self._rest or self._data) else []
+        return events[0] if events else None
 
 
-def parse_sse(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
-    """Server-sent events to event dicts."""
+def parse_sse(chunks: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+    """Server-sent events to event dicts, from the body's chunks."""
     decoder = SSEDecoder()
-    for line in lines:
-        event = decoder.line(line)
-        if event is not None:
-            yield event
+    for chunk in chunks:
+        yield from decoder.feed(chunk)
     event = decoder.flush()
     if event is not None:
         yield event
 
 
-def _decode_event(data: str) -> dict[str, Any]:
+def _decode_event(data: bytes) -> dict[str, Any]:
     try:
         event = orjson.loads(data)
     except orjson.JSONDecodeError as e:
-        shown = data if len(data) <= 120 else data[:120] + "…"
+        shown = data[:120].decode(errors="replace") + ("…" if len(data) > 120 else "")
         raise StreamInterruptedError(
             f"malformed event data from the provider ({e}): {shown}"
         ) from None
     if not isinstance(event, dict):
-        raise StreamInterruptedError(f"malformed event from the provider: {data[:120]}")
+        shown = data[:120].decode(errors="replace")
+        raise StreamInterruptedError(f"malformed event from the provider: {shown}")
     return event  # pyright: ignore[reportUnknownVariableType]
