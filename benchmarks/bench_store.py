@@ -21,6 +21,7 @@ Run: ``python -m benchmarks.bench_store [--rounds 7] [--results 1000] [--json PA
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sqlite3
 import statistics
@@ -310,7 +311,7 @@ def summary(times: dict[str, list[float]], count: int) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=3 if os.environ.get("BENCH_QUICK") else 7)
     parser.add_argument("--json", default="benchmarks/results/bench_store.json")
     parser.add_argument("--no-postgres", action="store_true")
     args = parser.parse_args()
@@ -337,11 +338,33 @@ def main() -> int:
                 f"  {label:<10} store {rate[ours]:>10,.0f}/s   floor {rate[floor]:>10,.0f}/s   "
                 f"time ratio store/floor {figures['ratio_to_floor'][label]:.2f}"
             )
-    out = Path(args.json)
+    out = Path(os.environ.get("BENCH_JSON") or args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+    out.write_bytes(
+        orjson.dumps({**report, "lines": runner_lines(report)}, option=orjson.OPT_INDENT_2)
+    )
     print(f"wrote {out}")
     return 0
+
+
+def runner_lines(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ratios in the table format of ``benchmarks.run``: time per 1,000 results."""
+    lines: list[dict[str, Any]] = []
+    for backend, figures in report["backends"].items():
+        medians = figures["median_seconds"]
+        for label, (ours, floor) in PAIRS.items():
+            lines.append(
+                {
+                    "row": "store",
+                    "what": f"{backend}: {label} of {report['results']:,} results",
+                    "unit": "s",
+                    "ours": medians[ours],
+                    "floor": medians[floor],
+                    "target": "measured against plain executemany / SELECT (no target)",
+                    "met": None,
+                }
+            )
+    return lines
 
 
 if __name__ == "__main__":
