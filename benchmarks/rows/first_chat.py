@@ -89,7 +89,7 @@ def run(ctx: Context) -> list[Line]:
         "plain": "import + construct + first chat() (no stream, no echo)",
         "default": "import + construct + first chat() (defaults: stream, echo)",
     }
-    for variant, n in (("plain", ctx.n(5, 2)), ("default", ctx.n(3, 1))):
+    for variant, n in (("plain", ctx.n(9, 2)), ("default", ctx.n(7, 1))):  # noisy: many samples
         samplers: dict[str, Sampler | None] = {
             "ours": sampler(sys.executable, OURS[variant], ctx.url),
             "floor": sampler(sys.executable, FLOOR[variant], ctx.url),
