@@ -7,12 +7,15 @@ decides, returning :class:`Allow` or :class:`Deny`. All may be sync or async.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-__all__ = ["Allow", "CallbackList", "Deny", "ReviewDecision", "call_maybe_async", "callback_name"]
+from ._workers import WorkerPool
+
+__all__ = ["Allow", "CallbackList", "Deny", "ReviewDecision", "call_callback", "callback_name"]
 
 T = TypeVar("T")
 
@@ -73,9 +76,15 @@ class CallbackList(Generic[T]):
         return new
 
 
-async def call_maybe_async(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call ``fn``; await the result if it is awaitable."""
-    result = fn(*args)
+async def call_callback(fn: Callable[..., Any], arg: Any, pool: WorkerPool) -> Any:
+    """Await an async callback; run a sync one in a worker thread, then await what it returns.
+
+    A sync callback may block (an approval prompt, an HTTP call): in a worker thread it
+    holds up neither the caller's event loop nor the tools of other chats.
+    """
+    if inspect.iscoroutinefunction(fn):
+        return await fn(arg)
+    result = await asyncio.wrap_future(pool.submit(lambda: fn(arg)))
     if inspect.isawaitable(result):
         awaitable: Awaitable[Any] = result
         return await awaitable

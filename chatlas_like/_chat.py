@@ -20,7 +20,7 @@ from ._content import Content, ContentToolRequest
 from ._drive import Sender, drive, drive_async
 from ._echo import Echo, make_echo
 from ._expansion import apply_expansions
-from ._finalize import READ_MORE_TOOL, Finalizer, ResultHook
+from ._finalize import READ_MORE_TOOL, Finalizer
 from ._history import History, answer_dangling
 from ._limiter import Limiter
 from ._loop import Run, turn_loop
@@ -98,7 +98,6 @@ class Chat:
         self._on_tool_result: CallbackList[ContentToolResult] = CallbackList()
         self._review: Callable[[ContentToolRequest], Any] | None = None
         self._params: dict[str, Any] = {}
-        self._result_hooks: list[ResultHook] = []
         self._before_model_call: list[Callable[[Run], Sequence[Turn] | None]] = [
             _answer_dangling,
             apply_expansions,
@@ -716,14 +715,20 @@ class Chat:
             max_concurrency=options.max_concurrency,
             timeout=options.tool_timeout,
         )
-        return run, Sender(self.provider, tools, options.max_retries, self._limiter), prompt
+        sender = Sender(
+            self.provider,
+            tools,
+            options.max_retries,
+            self._limiter,
+            blocking_results=self._store is not None,
+        )
+        return run, sender, prompt
 
     def _finalizer(self, options: ChatOptions) -> Finalizer:
         return Finalizer(
             history=self._history,
             tools=self._tools,
             max_result_bytes=options.max_result_bytes,
-            hooks=list(self._result_hooks),
             keeper=self._store,
             store_max_bytes=options.store_max_bytes,
         )
@@ -755,7 +760,6 @@ class Chat:
         new._on_tool_request = self._on_tool_request.copy()
         new._on_tool_result = self._on_tool_result.copy()
         new._params = dict(self._params)
-        new._result_hooks = list(self._result_hooks)
         new._before_model_call = list(self._before_model_call)
         new._install_pager()  # the copy pages through its own run
         return new

@@ -19,7 +19,8 @@ from ._errors import RateLimitError
 from ._limiter import Limiter
 from ._loop import END, ModelCall, RunTools, _NextEvent
 from ._retry import retry_delay
-from ._tool_runner import ToolContext, ToolsDone, run_tools
+from ._tool_result import refused
+from ._tool_runner import INTERRUPTED_PENDING, ToolContext, ToolsDone, run_tools
 from ._workers import submit_to_background
 from .providers._base import AsyncEventStream, EventStream, Provider
 
@@ -36,6 +37,9 @@ class Sender:
     tools: ToolContext
     max_retries: int = 3
     limiter: Limiter = field(default_factory=Limiter)
+    # The loop finalises each tool round's results when it gets them (the store write);
+    # with a store attached, the async driver hands it that step in a worker thread.
+    blocking_results: bool = False
 
 
 def drive(loop: Generator[Any, Any, None], sender: Sender) -> Iterator[Any]:
@@ -79,7 +83,14 @@ async def drive_async(loop: Generator[Any, Any, None], sender: Sender) -> AsyncI
     try:
         while True:
             try:
-                step = loop.send(reply) if error is None else loop.throw(error)
+                if error is not None:
+                    step = loop.throw(error)
+                elif sender.blocking_results and isinstance(reply, ToolsDone):
+                    step = await _send_off_loop(loop, reply)
+                    if step is _FINISHED:
+                        return
+                else:
+                    step = loop.send(reply)
             except StopIteration:
                 return
             reply = error = None
@@ -102,6 +113,35 @@ async def drive_async(loop: Generator[Any, Any, None], sender: Sender) -> AsyncI
         loop.close()
         if events is not None:
             await events.aclose()
+
+
+async def _send_off_loop(loop: Generator[Any, Any, None], reply: Any) -> Any:
+    """``loop.send(reply)`` in a worker thread (``_FINISHED`` when the loop ended).
+
+    A cancellation waits for that step to end: the generator must not be resumed again
+    while the thread still runs it.
+    """
+    future = asyncio.get_running_loop().run_in_executor(None, _send_or_finished, loop, reply)
+    try:
+        step = await asyncio.shield(future)
+    except asyncio.CancelledError:
+        await asyncio.wait([future])
+        raise
+    return step
+
+
+class _Finished:
+    __slots__ = ()
+
+
+_FINISHED = _Finished()
+
+
+def _send_or_finished(loop: Generator[Any, Any, None], reply: Any) -> Any:
+    try:
+        return loop.send(reply)
+    except StopIteration:  # cannot cross a future: said as a value instead
+        return _FINISHED
 
 
 def _open(sender: Sender, body: dict[str, Any]) -> EventStream:
@@ -157,9 +197,19 @@ def _run_tools_blocking(requests: list[Any], tools: ToolContext) -> ToolsDone:
         return _wait(future)
     except BaseException as interrupt:  # Ctrl-C while tools run: collect what there is
         cancel()
+        return interrupted(future, requests, interrupt)
+
+
+def interrupted(
+    future: concurrent.futures.Future[ToolsDone], requests: list[Any], interrupt: BaseException
+) -> ToolsDone:
+    """What a cancelled runner answered, with ``interrupt`` to re-raise once it is recorded."""
+    try:
         done = future.result()
-        done.interrupt = interrupt
-        return done
+    except concurrent.futures.CancelledError:  # cancelled before the runner started
+        done = ToolsDone([refused(r, INTERRUPTED_PENDING) for r in requests])
+    done.interrupt = interrupt
+    return done
 
 
 def _wait(future: concurrent.futures.Future[ToolsDone]) -> ToolsDone:

@@ -33,11 +33,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-import orjson
-
-from ._content import Content, ContentServerToolRequest, ContentServerToolResult, ContentText
+from ._content import Content, ContentServerToolRequest, ContentServerToolResult
 from ._errors import ExpansionError
-from ._finalize import result_limit, utf8_length
+from ._finalize import block_size, blocks_size, result_limit, utf8_length
 from ._model_format import format_value
 from ._tool_result import ContentToolResult, ModelFormat
 from ._turn import AssistantTurn, Turn, UserTurn
@@ -210,7 +208,14 @@ def _apply_one(
         )
         return plain, ()
     kept = expansion.result_content if expansion.result_content is not None else result.value
-    kept_value = format_value(kept, result.model_format)
+    try:
+        kept_value = format_value(kept, result.model_format)
+    except Exception as e:  # a result_content with no form: keep the whole answer
+        _warn(
+            f"the expansion of `{name}` was not applied: its result_content has no form the "
+            f"model can read ({type(e).__name__}: {e}). The full result was sent."
+        )
+        return plain, ()
     size = _size(kept_value) + sum(_size(c) for m in expansion.messages for c in m.contents)
     limit = result_limit(run.tools, name, run.options.max_result_bytes)
     if size > limit:
@@ -237,11 +242,12 @@ def _prefill_ok(run: Run) -> bool:
 
 
 def _size(value: Any) -> int:
+    """Bytes as the model receives them, measured as the finalizer measures results."""
     if isinstance(value, str):
         return utf8_length(value)
-    if isinstance(value, ContentText):
-        return utf8_length(value.text)
-    return len(orjson.dumps(value, default=str))
+    if isinstance(value, list):
+        return blocks_size(cast(list[Any], value))
+    return block_size(value)
 
 
 def _warn(message: str) -> None:

@@ -8,19 +8,19 @@ tool, a refusal, an interrupt repair):
 2. a value over ``max_result_bytes`` UTF-8 bytes (the tool's limit, else the chat's)
    is cut on a character boundary and a one-line notice is appended; the result records
    ``original_length``, ``stored_length`` and ``is_truncated``; in a content list
-   (images, documents and text) only the text counts and is cut, the media are kept;
-3. it gets the next sequence number of the run, and the result hooks see it with that
-   number.
+   (images, documents and text) only the text is cut, the media are kept;
+3. it carries the next sequence number of the run.
 
-A keeper (the tool-result store) sees each batch between steps 1 and 2, with every
-result's whole model-facing text, so it can keep more than the model reads; when it
-says the model may page through what it kept, the cut's notice tells the model how.
+The keeper (the tool-result store: the loop's result-finalised hook) sees each batch
+between steps 1 and 2, with every result's sequence number and whole model-facing
+text, so it can keep more than the model reads; when it says the model may page through
+what it kept, the cut's notice tells the model how.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import orjson
@@ -35,14 +35,14 @@ __all__ = [
     "READ_MORE_TOOL",
     "Finalizer",
     "Keeper",
-    "ResultHook",
     "WholeResult",
+    "block_size",
+    "blocks_size",
     "cut_to_bytes",
     "result_limit",
     "utf8_length",
 ]
 
-ResultHook = Callable[[ContentToolResult, int], ContentToolResult | None]
 READ_MORE_TOOL = "read_tool_result"
 
 
@@ -103,7 +103,6 @@ class Finalizer:
     history: History
     tools: Mapping[str, Tool | ToolBuiltIn]
     max_result_bytes: int
-    hooks: Sequence[ResultHook] = field(default_factory=lambda: [])
     keeper: Keeper | None = None
     store_max_bytes: int = 10_000_000
 
@@ -111,13 +110,7 @@ class Finalizer:
         sequences = self.history.next_sequences(len(results))
         batch = [_whole(_formatted(r), n) for r, n in zip(results, sequences, strict=True)]
         readable = self._keep(batch)
-        final: list[ContentToolResult] = []
-        for item, pageable in zip(batch, readable, strict=True):
-            result = self._limit(item, pageable)
-            for hook in self.hooks:
-                result = hook(result, item.sequence) or result
-            final.append(result)
-        return final
+        return [self._limit(item, pageable) for item, pageable in zip(batch, readable, strict=True)]
 
     def _keep(self, batch: list[WholeResult]) -> Sequence[int | None]:
         if self.keeper is None or not batch:
@@ -186,44 +179,73 @@ def _whole(result: ContentToolResult, sequence: int) -> WholeResult:
     return WholeResult(result, text, utf8_length(text), sequence)
 
 
-def _block_size(item: Any) -> tuple[str | None, int]:
-    """An item of a content list: its text (None when it is not text) and its JSON size."""
+_TEXT_BLOCK = len(orjson.dumps({"type": "text", "text": ""}))  # a text block's JSON frame
+
+
+def block_text(item: Any) -> str | None:
+    """The text of a content-list item that is text (cuttable), else None."""
     if isinstance(item, str):
-        return item, utf8_length(item)
+        return item
     if isinstance(item, ContentText):
-        return item.text, utf8_length(item.text)
-    return None, len(orjson.dumps(item, default=str))
+        return item.text
+    if isinstance(item, dict):
+        block = cast(dict[str, Any], item)
+        text = block.get("text")
+        if block.get("type") == "text" and isinstance(text, str):
+            return text
+    return None
+
+
+def block_size(item: Any) -> int:
+    """The UTF-8 bytes of one content-list item as sent: a text block, or its JSON."""
+    if isinstance(item, dict):
+        return len(orjson.dumps(item, default=str))
+    text = block_text(item)
+    if text is not None:
+        return utf8_length(text) + _TEXT_BLOCK
+    return len(orjson.dumps(item, default=str))
+
+
+def blocks_size(blocks: Sequence[Any]) -> int:
+    """The UTF-8 bytes of a content list as sent (its items, commas and brackets)."""
+    return sum(block_size(b) for b in blocks) + max(0, len(blocks) - 1) + 2
 
 
 def _limit_blocks(result: ContentToolResult, blocks: list[Any], limit: int) -> ContentToolResult:
-    """A content list, sized as its JSON; over ``limit``, its text is cut in order.
+    """A content list, sized as sent; over ``limit``, its text is cut, in order.
 
     Images, documents and other blocks are never cut (half an image is no image): they
-    count toward the size, and the text gets what room they leave.
+    count toward the size, and the text blocks share what room they leave (each with its
+    JSON frame), so what the model receives stays within ``limit`` unless the media
+    alone exceed it.
     """
-    size = len(orjson.dumps(blocks, default=str))
+    size = blocks_size(blocks)
     if size <= limit:
         return replace_lengths(result, size, size)
-    sized = [_block_size(item) for item in blocks]
-    fixed = sum(n for text, n in sized if text is None)
-    budget = max(0, limit - fixed - utf8_length(truncation_notice(size, limit)) - 32)
+    fixed = sum(block_size(b) + 1 for b in blocks if block_text(b) is None) + 2
+    notice_room = utf8_length(truncation_notice(size, limit)) + _TEXT_BLOCK + 1
+    budget = limit - fixed - notice_room - 32  # room for the kept-size digits
     kept: list[Any] = []
     kept_size = fixed
-    for item, (text, _) in zip(blocks, sized, strict=True):
+    for item in blocks:
+        text = block_text(item)
         if text is None:
             kept.append(item)
             continue
-        piece = cut_to_bytes(text, budget)
-        budget -= utf8_length(piece)
-        kept_size += utf8_length(piece)
-        if piece:
-            kept.append(ContentText(piece))
+        room = budget - _TEXT_BLOCK - 1
+        piece = cut_to_bytes(text, room) if room > 0 else ""
+        if not piece:
+            continue
+        used = utf8_length(piece) + _TEXT_BLOCK + 1
+        budget -= used
+        kept_size += used
+        kept.append(ContentText(piece))
     notice = truncation_notice(size, kept_size).lstrip("\n")
     kept.append(ContentText(notice))
     return result.with_model_value(
         kept,
         original_length=size,
-        stored_length=kept_size + utf8_length(notice),
+        stored_length=blocks_size(kept),
         is_truncated=True,
     )
 

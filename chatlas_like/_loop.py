@@ -127,7 +127,12 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
                     echo.inserted_turn(inserted)
                     if run.yield_content:
                         yield inserted
-            body = run.provider.build_request(history.turns, run.spec)
+            try:
+                body = run.provider.build_request(history.turns, run.spec)
+            except Exception:
+                if first_call and prompt is not None:
+                    history.remove(prompt, token)  # nothing was sent: leave no orphan prompt
+                raise
             try:
                 yield ModelCall(body)
                 turn = yield from _receive(run)
@@ -143,9 +148,12 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
                     run.record_usage(turn)
             requests = turn.tool_requests
             if not requests:
-                if turn.finish_reason == "pause_turn":
-                    continue  # a server tool paused the turn: let the model carry on
-                return
+                if turn.finish_reason != "pause_turn":
+                    return
+                # A server tool paused the turn: let the model carry on, within the limit.
+                _check_round_limit(run, [])
+                run.rounds += 1
+                continue
             _check_limits(run, requests)
             done: ToolsDone = yield RunTools(requests)
             history.check(token)
@@ -223,9 +231,7 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
 
 
 def _check_limits(run: Run, requests: list[Any]) -> None:
-    limit = run.options.max_tool_rounds
-    if limit is not None and run.rounds >= limit:
-        _stop(run, requests, f"tool round limit reached (max_tool_rounds={limit})")
+    _check_round_limit(run, requests)
     budget = run.options.max_tokens_per_chat
     if budget is not None and run.usage.total >= budget:
         _stop(
@@ -235,12 +241,19 @@ def _check_limits(run: Run, requests: list[Any]) -> None:
         )
 
 
+def _check_round_limit(run: Run, requests: list[Any]) -> None:
+    limit = run.options.max_tool_rounds
+    if limit is not None and run.rounds >= limit:
+        _stop(run, requests, f"tool round limit reached (max_tool_rounds={limit})")
+
+
 def _stop(run: Run, requests: list[Any], why: str) -> None:
-    results = run.finalize([refused(r, f"Not run: the {why}.") for r in requests])
-    run.history.append(UserTurn(results), run.token)
-    for result in results:
-        assert run.echo is not None
-        run.echo.content(result)
+    if requests:
+        results = run.finalize([refused(r, f"Not run: the {why}.") for r in requests])
+        run.history.append(UserTurn(results), run.token)
+        for result in results:
+            assert run.echo is not None
+            run.echo.content(result)
     raise ToolLoopLimitError(
         f"The chat stopped asking the model: the {why}. The history is valid; "
         "raise the limit or call chat() again to continue."

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._callbacks import Allow, CallbackList, Deny, call_maybe_async, callback_name
+from ._callbacks import Allow, CallbackList, Deny, call_callback, callback_name
 from ._content import ContentToolRequest
 from ._errors import ToolRejectError
 from ._redact import describe_error
@@ -141,7 +142,7 @@ async def _review(slot: _Slot, tool: Tool, ctx: ToolContext) -> ContentToolResul
     if ctx.review is None:
         return None
     try:
-        decision = await call_maybe_async(ctx.review, slot.request)
+        decision = await call_callback(ctx.review, slot.request, ctx.pool)
     except ToolRejectError as e:
         return refused(slot.request, e.reason)
     except Exception as e:
@@ -162,7 +163,7 @@ async def _review(slot: _Slot, tool: Tool, ctx: ToolContext) -> ContentToolResul
 async def _announce(request: ContentToolRequest, ctx: ToolContext) -> ContentToolResult | None:
     for callback in ctx.on_request:
         try:
-            await call_maybe_async(callback, request)
+            await call_callback(callback, request, ctx.pool)
         except ToolRejectError as e:
             return refused(request, e.reason)
         except Exception as e:
@@ -361,12 +362,19 @@ def _merge_yielded(request: ContentToolRequest, items: list[Any]) -> ContentTool
 async def _observe(result: ContentToolResult, ctx: ToolContext) -> ContentToolResult:
     for callback in ctx.on_result:
         try:
-            await call_maybe_async(callback, result)
+            await call_callback(callback, result, ctx.pool)
         except Exception as e:
-            message = (
-                f"on_tool_result callback `{callback_name(callback)}` failed: {describe_error(e)}"
-            )
-            return ContentToolResult(
-                value=result.value, error=message, extra=result.extra, request=result.request
+            why = f"on_tool_result callback `{callback_name(callback)}` failed: {describe_error(e)}"
+            if result.outcome != "success":  # nothing ran that a retry could repeat
+                warnings.warn(
+                    f"{why} (the result stays {result.outcome})", UserWarning, stacklevel=2
+                )
+                return result
+            name = result.request.name if result.request is not None else "the tool"
+            return replace(
+                result,
+                error=f"`{name}` ran, but its {why}. Do not call it again for this request.",
+                outcome="error",
+                message_expansion=None,
             )
     return result

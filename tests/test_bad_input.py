@@ -99,3 +99,45 @@ def test_server_error_on_the_first_call_leaves_no_trace_in_history(serve: Any) -
         chat.chat("Hi", echo="none")
     assert chat.get_turns() == []
     assert str(chat.chat("Hi", echo="none")) == "ok"
+
+
+def test_a_result_the_provider_cannot_take_is_sent_as_an_error_and_the_chat_goes_on(
+    serve: Any,
+) -> None:
+    from chatlas_like import ContentImageInline
+
+    def snapshot() -> ContentToolResult:
+        """Takes a picture in a format the API does not take."""
+        return ContentToolResult(
+            value=[ContentImageInline("image/bmp", "Qk0=")], model_format="as_is"
+        )  # type: ignore[arg-type]
+
+    server = serve(
+        [Reply.tool_call("snapshot", {}), Reply.text("No picture then."), Reply.text("ok")]
+    )
+    chat = make_chat(server)
+    chat.register_tool(snapshot)
+    chat.chat("Look", echo="none")
+    chat.chat("Again?", echo="none")
+    sent = server.message_requests()[1]["messages"][-1]["content"][0]
+    assert sent["is_error"] is True
+    assert "could not be sent to the model" in sent["content"] and "image/bmp" in sent["content"]
+    assert [t.role for t in chat.get_turns()] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+
+
+def test_a_prompt_that_cannot_be_sent_leaves_no_trace(serve: Any) -> None:
+    from chatlas_like import ContentImageInline
+
+    server = serve([Reply.text("ok")])
+    chat = make_chat(server)
+    with pytest.raises(ValueError, match="image/bmp"):
+        chat.chat("Look", ContentImageInline("image/bmp", "Qk0="), echo="none")  # type: ignore[arg-type]
+    assert chat.get_turns() == []
+    assert str(chat.chat("Hi", echo="none")) == "ok"

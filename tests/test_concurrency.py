@@ -216,3 +216,39 @@ def test_a_timed_out_tools_late_result_never_reaches_the_history(serve: Any) -> 
     release.set()
     assert finished.wait(WAIT)
     assert [t.contents for t in chat.get_turns()] == before
+
+
+def test_a_blocking_review_in_one_chat_never_stalls_another_chats_tools(serve: Any) -> None:
+    from chatlas_like import Allow
+
+    reviewing, release = threading.Event(), threading.Event()
+
+    def slow_review(request: Any) -> Allow:
+        reviewing.set()
+        release.wait(WAIT)  # e.g. waiting for a person to approve
+        return Allow()
+
+    def ping() -> str:
+        """Answers at once."""
+        return "pong"
+
+    server = serve(
+        lambda body: (
+            Reply.text("done") if len(body["messages"]) > 1 else Reply.tool_call("ping", {})
+        )
+    )
+    waiting, quick = make_chat(server), make_chat(server)
+    for chat in (waiting, quick):
+        chat.register_tool(ping)
+    waiting.on_tool_review(slow_review)
+    worker = threading.Thread(target=lambda: waiting.chat("Go", echo="none"))
+    worker.start()
+    try:
+        assert reviewing.wait(WAIT)
+        quick.chat("Go", echo="none")  # its tool runs while the other review still waits
+        assert not release.is_set()
+        assert quick.get_turns()[2].tool_results[0].value == "pong"
+    finally:
+        release.set()
+        worker.join(WAIT)
+    assert waiting.get_turns()[2].tool_results[0].value == "pong"

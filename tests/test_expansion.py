@@ -210,3 +210,27 @@ def history_via(verb: str, serve: Any) -> str:
 def test_all_four_verbs_expand_identically(serve: Any) -> None:
     histories = {v: history_via(v, serve) for v in ("chat", "stream", "chat_async", "stream_async")}
     assert len(set(histories.values())) == 1
+
+
+def test_a_result_content_with_no_form_sends_the_full_content_and_warns(serve: Any) -> None:
+    class Pointer:
+        """Has no JSON form."""
+
+    def load() -> Any:
+        """Loads a document."""
+        return expand(
+            {"doc": "policy"},
+            [UserTurn("Follow it.")],
+            result_content=Pointer(),
+            model_format="json",
+        )
+
+    server = serve([Reply.tool_call("load", {}), Reply.text("Done."), Reply.text("ok")])
+    chat = make_chat(server)
+    chat.register_tool(load)
+    with pytest.warns(ExpansionWarning, match="result_content has no form"):
+        chat.chat("Go", echo="none")
+    assert (
+        server.message_requests()[1]["messages"][-1]["content"][0]["content"] == '{"doc":"policy"}'
+    )
+    assert str(chat.chat("Next", echo="none")) == "ok"

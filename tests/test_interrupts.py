@@ -198,3 +198,18 @@ def test_a_tool_raising_keyboard_interrupt_ends_the_chat_cleanly() -> None:
     outcomes = [r[0] for r in report["history"][-1]["results"]]
     assert outcomes[0] == "error"
     assert report["follow_up"] == "Still here."
+
+
+def test_a_runner_cancelled_without_answering_still_answers_every_request() -> None:
+    from chatlas_like._drive import interrupted
+    from chatlas_like._workers import submit_to_background
+
+    async def never_runs() -> Any:  # cancelled before or at its first step: never answers
+        await asyncio.sleep(WAIT)
+
+    requests = [ContentToolRequest("t1", "a", {}), ContentToolRequest("t2", "b", {})]
+    future, cancel = submit_to_background(never_runs)
+    cancel()
+    done = interrupted(future, requests, KeyboardInterrupt())
+    assert [r.outcome for r in done.results] == ["refused", "refused"]
+    assert isinstance(done.interrupt, KeyboardInterrupt)

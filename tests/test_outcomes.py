@@ -335,24 +335,18 @@ def _failing_review(request: ContentToolRequest) -> Allow:
     raise PermissionError("policy store offline")
 
 
+RAN = "`weather` ran, but its on_tool_result callback `{name}` failed: {why}. Do not call it again for this request."
 CALLBACK_CASES = [
-    ("on_tool_result-sync", "on_tool_result", _failing_sync, "weather", "RuntimeError: observer broke"),
-    ("on_tool_result-async", "on_tool_result", _failing_async, "weather", "RuntimeError: async observer broke"),
-    ("on_tool_result-async-failing-tool", "on_tool_result", _failing_async, "crash", "RuntimeError: async observer broke"),
-    ("on_tool_request", "on_tool_request", _failing_request, "weather", "KeyError: 'no such user'"),
-    ("on_tool_review", "on_tool_review", _failing_review, "weather", "PermissionError: policy store offline"),
+    ("on_tool_result-sync", "on_tool_result", _failing_sync, "weather", RAN.format(name="_failing_sync", why="RuntimeError: observer broke")),
+    ("on_tool_result-async", "on_tool_result", _failing_async, "weather", RAN.format(name="_failing_async", why="RuntimeError: async observer broke")),
+    ("on_tool_request", "on_tool_request", _failing_request, "weather", "on_tool_request callback `_failing_request` failed: KeyError: 'no such user'"),
+    ("on_tool_review", "on_tool_review", _failing_review, "weather", "on_tool_review callback `_failing_review` failed: PermissionError: policy store offline"),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("kind", "callback", "tool", "why"),
-    [c[1:] for c in CALLBACK_CASES],
-    ids=[c[0] for c in CALLBACK_CASES],
-)
-@pytest.mark.parametrize("verb", ["chat", "chat_async"])
-async def test_a_failing_callback_becomes_an_error_result_naming_it(
-    serve: Any, kind: str, callback: Callable[..., Any], tool: str, why: str, verb: str
-) -> None:
+async def converse_with(
+    serve: Any, kind: str, callback: Callable[..., Any], tool: str, verb: str
+) -> Any:
     server = serve([Reply.tool_call(tool, {"city": "Paris"}), Reply.text("Carrying on.")])
     chat = make_chat(server)
     chat.register_tool(weather)
@@ -363,11 +357,33 @@ async def test_a_failing_callback_becomes_an_error_result_naming_it(
     else:
         answer = str(await chat.chat_async("Go", echo="none"))
     assert answer == "Carrying on."
+    return chat, server
+
+
+@pytest.mark.parametrize(
+    ("kind", "callback", "tool", "message"),
+    [c[1:] for c in CALLBACK_CASES],
+    ids=[c[0] for c in CALLBACK_CASES],
+)
+@pytest.mark.parametrize("verb", ["chat", "chat_async"])
+async def test_a_failing_callback_becomes_an_error_result_naming_it(
+    serve: Any, kind: str, callback: Callable[..., Any], tool: str, message: str, verb: str
+) -> None:
+    chat, server = await converse_with(serve, kind, callback, tool, verb)
     result = chat.get_turns()[2].tool_results[0]
     assert result.outcome == "error" and result.is_error
     sent = server.message_requests()[1]["messages"][-1]["content"][0]
     assert sent["is_error"] is True
-    assert sent["content"] == f"{kind} callback `{callback.__name__}` failed: {why}"
+    assert sent["content"] == message
+
+
+@pytest.mark.parametrize("verb", ["chat", "chat_async"])
+async def test_a_failing_observer_of_a_failed_call_warns_and_keeps_the_outcome(
+    serve: Any, verb: str
+) -> None:
+    with pytest.warns(UserWarning, match="callback `_failing_async` failed.*stays exception"):
+        chat, _ = await converse_with(serve, "on_tool_result", _failing_async, "crash", verb)
+    assert chat.get_turns()[2].tool_results[0].outcome == "exception"
 
 
 # -- after a save and a load -----------------------------------------------------------------

@@ -389,3 +389,40 @@ def test_paging_an_unknown_sequence_is_an_error_result(
     assert (
         block["is_error"] is True and "no stored tool result with sequence 42" in block["content"]
     )
+
+
+class WaitsForTheCallersLoop(SqliteStore):
+    """A store whose write finishes only if the caller's event loop runs during it."""
+
+    def __init__(self, path: Path) -> None:
+        import threading
+
+        super().__init__(path)
+        self.writing = threading.Event()
+        self.ticked = threading.Event()
+        self.waited: list[bool] = []
+
+    def write_many(self, records: Any) -> None:
+        self.writing.set()
+        self.waited.append(self.ticked.wait(5))  # blocked forever if it ran on that loop
+        super().write_many(records)
+
+
+async def test_store_writes_never_block_the_callers_event_loop(serve: Any, tmp_path: Path) -> None:
+    import asyncio
+
+    store = WaitsForTheCallersLoop(tmp_path / "r.db")
+    server = serve([Reply.tool_call("lookup", {"city": "Oslo"}), Reply.text("ok")])
+    chat = make_chat(server, store=store, tenant_id="acme")
+    chat.register_tool(lookup)
+
+    async def tick_during_the_write() -> None:
+        while not store.writing.is_set():
+            await asyncio.sleep(0.005)
+        store.ticked.set()
+
+    ticker = asyncio.create_task(tick_during_the_write())
+    await chat.chat_async("Weather?", echo="none")
+    await ticker
+    assert store.waited == [True]
+    assert [r.result for r in store.list("acme", chat.run_id)] == ["Oslo: sunny"]

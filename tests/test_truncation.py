@@ -149,3 +149,23 @@ def _run_id(folder: Path) -> str:
         (run,) = conn.execute("SELECT DISTINCT interaction_process_id FROM tool_results").fetchone()
     conn.close()
     return str(run)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [["ab"] * 5000, [{"type": "text", "text": "x" * 50}] * 2000],
+    ids=["many-strings", "many-text-blocks"],
+)
+def test_a_content_list_over_the_limit_is_cut_to_the_limit_as_sent(value: list[object]) -> None:
+    from chatlas_like._finalize import Finalizer
+    from chatlas_like._history import History
+    from chatlas_like.providers._anthropic_wire import content_block
+
+    request = ContentToolRequest("toolu_1", "t", {})
+    result = ContentToolResult(value=value, model_format="as_is", request=request)
+    final = Finalizer(History(), {}, max_result_bytes=1000)([result])[0]
+    block = content_block(final)
+    assert block is not None
+    sent = len(orjson.dumps(block["content"]))
+    assert final.is_truncated and sent <= 1000
+    assert final.stored_length == sent

@@ -315,7 +315,12 @@ def _tool_result_block(result: ContentToolResult) -> dict[str, Any]:
             block["content"] = value
     else:
         items: list[Any] = value if isinstance(value, list) else [value]  # pyright: ignore[reportUnknownVariableType]
-        inner = [_result_item(item) for item in items]
+        try:
+            inner = [_result_item(item) for item in items]
+        except ValueError as e:  # e.g. an image type the API does not take
+            block["content"] = f"The tool's result could not be sent to the model: {e}"
+            block["is_error"] = True
+            return block
         block["content"] = [b for b in inner if b is not None]
     if result.is_error:
         block["is_error"] = True
