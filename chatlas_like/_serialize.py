@@ -54,7 +54,9 @@ __all__ = [
 
 TURNS_FORMAT = "chatlas_like.turns"
 TURNS_VERSION = 1
-NEVER_PERSISTED = frozenset({"exception", "message_expansion", "_model_value"})
+# Fields no content type ever writes, whatever its class (a result is written field by
+# field in ``_result_data``, which leaves them out too).
+NEVER_PERSISTED = frozenset({"exception", "message_expansion"})
 
 _SIMPLE: dict[str, type[Content]] = {
     cls.content_type: cls
@@ -174,6 +176,8 @@ def content_to_data(content: Content, notes: _Warnings | None = None) -> dict[st
         return _result_data(content, notes)
     data: dict[str, Any] = {"type": content.content_type}
     for f in fields(content):
+        if f.name in NEVER_PERSISTED:
+            continue
         value = getattr(content, f.name)
         if isinstance(value, bytes):
             value = base64.b64encode(value).decode()

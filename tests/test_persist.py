@@ -371,3 +371,32 @@ def test_a_damaged_turn_is_refused_naming_the_file(saved: Path) -> None:
     saved.write_bytes(orjson.dumps(data))
     with pytest.raises(PersistenceError, match=r"chat\.json: a turn could not be read: KeyError"):
         Chat.load(saved, TOOLS)
+
+
+def test_what_is_never_persisted_never_reaches_the_json() -> None:
+    from chatlas_like import (
+        AssistantTurn,
+        ContentToolRequest,
+        ContentToolResult,
+        MessageExpansion,
+        UserTurn,
+    )
+    from chatlas_like._serialize import NEVER_PERSISTED
+
+    request = ContentToolRequest("toolu_1", "t", {})
+    error = ValueError("boom")
+    rescued = ContentToolResult(error=error, outcome="exception", exception=error, request=request)
+    pending = ContentToolResult(
+        value="doc", message_expansion=MessageExpansion([UserTurn("x")]), request=request
+    )
+    text = to_json([AssistantTurn([request]), UserTurn([rescued, pending])])
+
+    def keys(node: object) -> set[str]:
+        if isinstance(node, dict):
+            return set(node) | {k for v in node.values() for k in keys(v)}
+        if isinstance(node, list):
+            return {k for v in node for k in keys(v)}
+        return set()
+
+    assert not keys(orjson.loads(text)) & NEVER_PERSISTED
+    assert '"outcome":"exception"' in text
