@@ -42,7 +42,14 @@ import webbrowser
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._content import Content, ContentText, ContentToolRequest
+from ._content import (
+    Content,
+    ContentCitation,
+    ContentText,
+    ContentThinking,
+    ContentThinkingDelta,
+    ContentToolRequest,
+)
 from ._display import content_html, error_html, inserted_html
 from ._tool_result import ContentToolResult
 from ._turn import Turn
@@ -126,12 +133,24 @@ async def answer_stream(
     """The pieces of ``chat``'s answer to ``prompt``, ready for shinychat.
 
     Text chunks, tool requests and results as they happen; a failure ends the answer
-    with an error box instead of an exception (the history is already repaired).
+    with an error box instead of an exception (the history is already repaired). A
+    thinking block is gathered from its deltas and shown once, collapsed, when it ends;
+    citations are left out (the text already shows them), as is redacted thinking.
     """
+    thinking: list[str] | None = None
     try:
         stream = await chat.stream_async(prompt, content="all", kwargs=dict(kwargs or {}))
         async for item in stream:
-            yield item
+            if isinstance(item, ContentThinkingDelta):
+                if item.phase == "end":
+                    if thinking:
+                        yield ContentThinking("".join(thinking))
+                    thinking = None
+                else:
+                    thinking = thinking if thinking is not None else []
+                    thinking.append(item.thinking)
+            elif not isinstance(item, (ContentCitation, ContentThinking)):
+                yield item
     except Exception as e:  # shown in the chat; the session goes on
         from htmltools import HTML
 

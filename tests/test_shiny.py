@@ -6,7 +6,14 @@ from typing import Any
 
 import pytest
 
-from chatlas_like import AssistantTurn, ContentText, ContentToolRequest, ContentToolResult, UserTurn
+from chatlas_like import (
+    AssistantTurn,
+    ContentText,
+    ContentThinking,
+    ContentToolRequest,
+    ContentToolResult,
+    UserTurn,
+)
 from chatlas_like.shiny import answer_stream, register_shinychat
 from chatlas_like.testing import Reply
 
@@ -73,3 +80,38 @@ async def test_an_answer_streams_text_then_tool_cards(serve: Any) -> None:
     kinds = [type(p).__name__ for p in pieces]
     assert kinds[0] == "str" and "ContentToolRequest" in kinds and "ContentToolResult" in kinds
     assert "".join(p for p in pieces if isinstance(p, str)).endswith("Found it.")
+
+
+THINKING = {"type": "thinking", "thinking": "First this, then that.", "signature": "sig-1"}
+CITED = {
+    "type": "text",
+    "text": "The page is called Example Domain.",
+    "citations": [
+        {
+            "type": "char_location",
+            "document_index": 0,
+            "document_title": "Example Domain",
+            "cited_text": "Example Domain",
+            "start_char_index": 0,
+            "end_char_index": 14,
+        }
+    ],
+}
+
+
+async def test_thinking_streams_into_the_app_as_one_collapsed_block(
+    serve: Any, shinychat: Any
+) -> None:
+    server = serve([Reply.blocks_of(THINKING, {"type": "text", "text": "Hello"})])
+    chat = make_chat(server, reasoning=2048)
+    pieces = [piece async for piece in answer_stream(chat, "Hi")]
+    assert pieces == [ContentThinking("First this, then that."), "Hello"]
+    html = shown(shinychat.message_content_chunk(pieces[0]))
+    assert html.count("<details") == 1 and "First this, then that." in html
+
+
+async def test_citations_are_not_streamed_into_the_app(serve: Any) -> None:
+    server = serve([Reply.blocks_of(CITED)])
+    chat = make_chat(server)
+    pieces = [piece async for piece in answer_stream(chat, "Read it")]
+    assert "".join(pieces) == "The page is called Example Domain."
