@@ -30,6 +30,7 @@ import orjson
 
 from ._chat import Chat
 from ._parallel import Prompt, prompt_turn_contents
+from ._persist import write_atomic
 from ._retry import retry_delay
 from ._structured import closed_schema, extract_value
 from ._turn import AssistantTurn, UserTurn
@@ -247,9 +248,9 @@ class _BatchJob:
             "batch": self.batch,
             "results": self.results,
         }
-        partial = self.path.with_name(self.path.name + ".partial")
-        partial.write_bytes(orjson.dumps(state, option=orjson.OPT_INDENT_2))
-        os.replace(partial, self.path)  # another process never reads half a file
+        # Atomic, fsynced and with a temporary file of its own: a crash or another
+        # process never reads half a file, and two saves never share a temporary file.
+        write_atomic(self.path, orjson.dumps(state, option=orjson.OPT_INDENT_2))
 
     # -- steps -----------------------------------------------------------------------------
 

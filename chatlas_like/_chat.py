@@ -764,6 +764,11 @@ class Chat:
         new._install_pager()  # the copy pages through its own run
         return new
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Chat:
+        """``copy.deepcopy(chat)`` is :meth:`copy`: the provider (its connection pool),
+        worker pool and rate limiter hold threads and locks, so they are shared."""
+        return self.copy()
+
     def __repr__(self) -> str:
         turns = self._history.turns
         tokens = self.token_usage()
@@ -775,10 +780,15 @@ class Chat:
     def app(
         self,
         *,
-        host: str = "127.0.0.1",
+        stream: bool = True,
         port: int = 0,
+        host: str = "127.0.0.1",
         launch_browser: bool = True,
+        bookmark_store: Literal["url", "server", "disable"] = "url",
         bg_thread: bool | None = None,
+        echo: EchoOption | None = None,
+        content: ContentOption = "all",
+        kwargs: dict[str, Any] | None = None,
         **ui_kwargs: Any,
     ) -> Any:
         """Open a Shiny chat app for this conversation (needs the ``shiny`` extra).
@@ -788,15 +798,29 @@ class Chat:
 
         Parameters
         ----------
-        host
-            The address to serve on; loopback by default.
+        stream
+            Show each answer as it arrives (default), or whole once it is complete.
         port
             The port; 0 picks a free one.
+        host
+            The address to serve on; loopback by default.
         launch_browser
             Open the app in a web browser.
+        bookmark_store
+            Accepted for chatlas compatibility and ignored: the app keeps no bookmarks
+            (a reloaded page starts again from this chat's history).
         bg_thread
             Serve from a background thread and return at once; by default only in a
             notebook. Otherwise serve until Ctrl-C.
+        echo
+            Also echo each answer in the console the app runs in (``"text"``,
+            ``"output"``, ``"all"`` or ``"none"``); None is ``"none"`` when streaming
+            and ``"text"`` otherwise.
+        content
+            ``"all"`` (default) shows tool calls and results as cards; ``"text"``
+            shows the answers' text only.
+        kwargs
+            Extra request parameters for every answer of every session.
         **ui_kwargs
             Passed to :func:`chatlas_like.shiny.chat_ui` (``placeholder``...).
 
@@ -804,16 +828,24 @@ class Chat:
         -------
         AppServer or None
             In a background thread: the running :class:`~chatlas_like.shiny.AppServer`
-            (its ``url``, ``stop()``); otherwise None once the server stops.
+            (its ``url``, ``app``, ``stop()``); otherwise None once the server stops.
         """
         from .shiny import serve_app
 
+        if bookmark_store not in ("url", "server", "disable"):
+            raise ValueError(
+                f"bookmark_store must be 'url', 'server' or 'disable', got {bookmark_store!r}"
+            )
         return serve_app(
             self,
             host=host,
             port=port,
             launch_browser=launch_browser,
             bg_thread=bg_thread,
+            stream=stream,
+            echo=echo,
+            content=content,
+            kwargs=kwargs,
             **ui_kwargs,
         )
 

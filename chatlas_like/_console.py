@@ -211,7 +211,12 @@ def ask(chat: Chat, prompt: str, echo: ProgressEcho) -> bool:
         return False
     except ChatlasLikeError as e:
         echo.finish()
-        echo.console.print(f"[bold red]✖ {type(e).__name__}:[/] {e}", markup=True, highlight=False)
+        from rich.text import Text
+
+        # The message is not markup: ``[/path]`` in it would make rich raise here.
+        echo.console.print(
+            Text.assemble((f"✖ {type(e).__name__}:", "bold red"), " ", str(e)), highlight=False
+        )
         return False
     echo.finish()
     return True

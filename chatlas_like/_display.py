@@ -25,6 +25,10 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 
 if TYPE_CHECKING:
+    from markdown_it.renderer import RendererHTML
+    from markdown_it.token import Token
+    from markdown_it.utils import EnvType, OptionsDict
+
     from ._chat import Chat
     from ._content import (
         Content,
@@ -310,13 +314,32 @@ def _esc(text: str) -> str:
 
 
 def prose_html(text: str) -> str:
-    """Model prose as HTML: Markdown with raw HTML disabled (so it is escaped)."""
+    """Model prose as HTML: Markdown with raw HTML disabled (so it is escaped).
+
+    A Markdown image becomes text naming its address: an ``<img>`` would make the
+    page fetch any URL a (prompt-injected) model writes, with no click.
+    """
     try:
         from markdown_it import MarkdownIt
     except ImportError:  # pragma: no cover - rich depends on markdown-it-py
         return f"<div style='white-space:pre-wrap'>{_esc(text)}</div>"
-    rendered = MarkdownIt("commonmark", {"html": False}).render(text)
+    md = MarkdownIt("commonmark", {"html": False})
+    md.add_render_rule("image", _image_as_text)
+    rendered = md.render(text)
     return f"<div class='chatlas-like-text'>{rendered}</div>"
+
+
+def _image_as_text(
+    renderer: RendererHTML,
+    tokens: Sequence[Token],
+    idx: int,
+    options: OptionsDict,
+    env: EnvType,
+) -> str:
+    token = tokens[idx]
+    alt = renderer.renderInlineAsText(token.children or [], options, env)
+    src = str(token.attrGet("src") or "")
+    return f"<span class='chatlas-like-image'>[image: {_esc(alt)}] {_esc(src)}</span>"
 
 
 def content_html(content: Content) -> str:

@@ -4,7 +4,8 @@ One JSON document (orjson), versioned::
 
     {"format": "chatlas_like.chat", "version": 1,
      "provider": {"name": "anthropic", "model": ..., "max_tokens": ..., "base_url": ...,
-                  "cache": ...},
+                  "cache": ..., "prefill": ..., "structured_output_mode": ...,
+                  "reasoning": ...},
      "params": {...}, "options": {...}, "run_id": "...", "last_sequence": 3,
      "system_prompt": "...", "tools": [{"name": ..., "description": ...,
      "input_schema": {...}}], "turns": {... the turns document of _serialize ...}}
@@ -47,7 +48,14 @@ __all__ = ["CHAT_FORMAT", "CHAT_VERSION", "load_chat", "save_chat", "write_atomi
 
 CHAT_FORMAT = "chatlas_like.chat"
 CHAT_VERSION = 1
-_PROVIDER_SETTINGS = ("model", "max_tokens", "base_url", "cache")
+_PROVIDER_SETTINGS = (
+    "model",
+    "max_tokens",
+    "base_url",
+    "cache",
+    "prefill",
+    "structured_output_mode",
+)
 _REQUIRED = ("provider", "run_id", "turns")
 
 # Called with the temporary file's path after it is written and fsynced, before the
@@ -74,6 +82,9 @@ def chat_document(chat: Chat) -> dict[str, Any]:
     for name in _PROVIDER_SETTINGS:
         if hasattr(provider, name):
             settings[name] = getattr(provider, name)
+    reasoning = _reasoning(provider)
+    if reasoning is not None:
+        settings["reasoning"] = reasoning
     return {
         "format": CHAT_FORMAT,
         "version": CHAT_VERSION,
@@ -86,6 +97,19 @@ def chat_document(chat: Chat) -> dict[str, Any]:
         "tools": [_tool_data(t) for t in chat.get_tools()],
         "turns": turns_to_data(chat.get_turns()),
     }
+
+
+def _reasoning(provider: Provider) -> str | dict[str, Any] | None:
+    """The provider's thinking settings as the ``reasoning=`` that rebuilds them.
+
+    An effort rebuilds adaptive thinking at that effort; otherwise the ``thinking``
+    object itself (a token budget is ``{"type": "enabled", "budget_tokens": N}``).
+    """
+    effort: Any = getattr(provider, "effort", None)
+    if isinstance(effort, str):
+        return effort
+    thinking: Any = getattr(provider, "thinking", None)
+    return dict(cast(dict[str, Any], thinking)) if isinstance(thinking, dict) else None
 
 
 def _tool_data(tool: Tool | ToolBuiltIn) -> dict[str, Any]:

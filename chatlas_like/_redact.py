@@ -1,11 +1,12 @@
 """What the model may read of a failure: short, without paths, without secrets.
 
 A failure reaches the model as ``Type: message`` (or the tool's own message), cut to
-``MAX_FAILURE_BYTES`` UTF-8 bytes, with no traceback, absolute paths reduced to their
-file name, and secrets replaced by ``[REDACTED]``. Secrets are the values of the
-process's environment variables whose names end in ``_KEY``, ``_TOKEN``, ``_SECRET``
-or ``_PASSWORD``, and strings shaped like well-known API keys. This is a safety net:
-tools should still keep secrets out of their messages.
+``MAX_FAILURE_BYTES`` UTF-8 bytes, with no traceback, absolute paths and ``file://``
+URLs reduced to their file name (an OSError's own file names by value), and secrets
+replaced by ``[REDACTED]``. Secrets are the values of the process's environment
+variables whose names end in ``_KEY``, ``_TOKEN``, ``_SECRET`` or ``_PASSWORD``, and
+strings shaped like well-known API keys. This is a safety net: tools should still keep
+secrets out of their messages.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
+from typing import cast
 
 __all__ = ["MAX_FAILURE_BYTES", "failure_message", "redact", "truncate_utf8"]
 
@@ -30,14 +32,20 @@ _KEY_SHAPES = re.compile(
     r"|AIza[0-9A-Za-z_\-]{30,}"  # Google
     r"|(?<=Bearer )[A-Za-z0-9._\-]{16,}"
 )
-# An absolute POSIX, Windows (either slash) or UNC path: keep only its last component.
+# An absolute POSIX, Windows (either slash, doubled as repr() writes them) or UNC path,
+# or a file:// URL: keep only its last component. A Windows folder name may hold spaces
+# (``C:\\Users\\Jane Doe\\``): it runs to the next separator.
 _ABS_PATH = re.compile(
     r"(?<![\w.:/\\-])"
-    r"(?:/(?:[^\s/'\"<>|:]+/)+"
-    r"|[A-Za-z]:[\\/](?:[^\s\\/'\"<>|:]+[\\/])+"
-    r"|\\\\(?:[^\s\\'\"<>|:]+\\)+)"
+    r"(?:(?i:file)://[^\s/'\"<>|]*/(?:[^\s/'\"<>|]+/)*"
+    r"|/(?:[^\s/'\"<>|:]+/)+"
+    r"|[A-Za-z]:[\\/]+(?:[^\r\n\t\\/'\"<>|:]+[\\/]+)+"
+    r"|\\{2,}(?:[^\r\n\t\\'\"<>|:]+\\+)+)"
     r"(?=[^\s/\\'\"<>|:]+)"
 )
+# An absolute POSIX path in quotes (as an OSError writes its file name): the quotes
+# bound it, so its folder names may hold spaces.
+_QUOTED_PATH = re.compile(r"(?<=(['\"]))/(?:[^\r\n/'\"]+/)+(?=[^\r\n/'\"]+\1)")
 # A traceback pasted into a message: the header and its indented frames.
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):\n(?:[ \t]+[^\n]*(?:\n|$))*")
 
@@ -68,8 +76,30 @@ def redact(text: str) -> str:
 
 
 def strip_paths(text: str) -> str:
-    """Reduce absolute file paths in ``text`` to their file name."""
-    return _ABS_PATH.sub("", text)
+    """Reduce absolute file paths and ``file://`` URLs in ``text`` to their file name."""
+    return _ABS_PATH.sub("", _QUOTED_PATH.sub("", text))
+
+
+def _base_name(path: str) -> str:
+    """The last component of ``path``, split at either slash."""
+    parts = [p for p in re.split(r"[\\/]+", path) if p]
+    return parts[-1] if parts else path
+
+
+def _reduce_file_names(error: object, text: str) -> str:
+    """``text`` with an OSError's ``filename``/``filename2`` reduced to their base name.
+
+    By value, so a path with spaces, a relative path or one the patterns of
+    :func:`strip_paths` miss is reduced too.
+    """
+    if not isinstance(error, OSError):
+        return text
+    for value in (error.filename, error.filename2):
+        if isinstance(value, (str, bytes, os.PathLike)):
+            path = os.fsdecode(cast("str | bytes | os.PathLike[str]", value))
+            base = _base_name(path)
+            text = text.replace(repr(cast(object, value)), repr(base)).replace(path, base)
+    return text
 
 
 def truncate_utf8(text: str, limit: int) -> str:
@@ -97,7 +127,8 @@ def describe_error(error: object) -> str:
 
 def failure_message(error: object, limit: int = MAX_FAILURE_BYTES) -> str:
     """What the model reads for a failed call: described, path-free, redacted, cut."""
-    text = redact(strip_paths(_TRACEBACK.sub("", describe_error(error))))
+    described = _reduce_file_names(error, describe_error(error))
+    text = redact(strip_paths(_TRACEBACK.sub("", described)))
     cut = truncate_utf8(text, limit)
     if len(cut) < len(text):
         cut = truncate_utf8(text, limit - 3) + "..."

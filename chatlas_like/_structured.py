@@ -1,7 +1,8 @@
 """Structured data: a pydantic model as the schema the model must answer in, and back.
 
 ``closed_schema(Model)`` is the model's JSON Schema made acceptable to Anthropic's
-structured outputs: every object is closed (``additionalProperties: false``), nested
+structured outputs: every object is closed (``additionalProperties: false``; a mapping
+with free keys such as ``dict[str, int]`` cannot be, and is refused), nested
 models stay ``$defs`` referenced by ``$ref``, and keywords the API does not enforce
 (``minimum``, ``maxLength``...) move into the description, where the model still reads
 them; pydantic enforces them when the answer is validated. The same schema serves the
@@ -75,19 +76,22 @@ def closed_schema(data_model: type[Any]) -> dict[str, Any]:
             f"data_model must be a pydantic BaseModel subclass, not {data_model!r}; "
             "wrap a list in a model field (e.g. `people: list[Person]`)"
         )
-    return _close(data_model.model_json_schema())
+    return _close(data_model.model_json_schema(), data_model.__name__)
 
 
-def _close(schema: dict[str, Any]) -> dict[str, Any]:
+def _close(schema: dict[str, Any], where: str) -> dict[str, Any]:
+    """``schema`` closed; ``where`` names it in errors (``Model.field``)."""
     out: dict[str, Any] = {}
     moved: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "properties" or key == "$defs":
-            out[key] = {name: _close(sub) for name, sub in value.items()}
+        if key == "properties":
+            out[key] = {name: _close(sub, f"{where}.{name}") for name, sub in value.items()}
+        elif key == "$defs":
+            out[key] = {name: _close(sub, name) for name, sub in value.items()}
         elif key in ("items",) and isinstance(value, dict):
-            out[key] = _close(value)  # pyright: ignore[reportUnknownArgumentType]
+            out[key] = _close(value, f"{where}[]")  # pyright: ignore[reportUnknownArgumentType]
         elif key in ("anyOf", "allOf", "oneOf"):
-            out["allOf" if key == "allOf" else "anyOf"] = [_close(v) for v in value]
+            out["allOf" if key == "allOf" else "anyOf"] = [_close(v, where) for v in value]
         elif key == "format":
             if value in _FORMATS:
                 out[key] = value
@@ -96,6 +100,8 @@ def _close(schema: dict[str, Any]) -> dict[str, Any]:
         elif key == "minItems" and value in (0, 1):
             out[key] = value
         elif key == "additionalProperties":
+            if not isinstance(value, bool):
+                raise _open_mapping(where)
             continue  # every object is closed below
         elif key in _KEPT:
             out[key] = value
@@ -109,6 +115,16 @@ def _close(schema: dict[str, Any]) -> dict[str, Any]:
         description = out.get("description")
         out["description"] = f"{description}\n\n{note}" if description else note
     return out
+
+
+def _open_mapping(where: str) -> TypeError:
+    # Closing a dict[str, X] would leave the model nothing to answer but {}.
+    return TypeError(
+        f"{where} is a mapping with free keys (e.g. dict[str, int]), which structured "
+        "outputs cannot express: every object must list its keys. Use a list of key/value "
+        "models instead, e.g. `list[Entry]` with `class Entry(BaseModel): key: str; "
+        "value: int`"
+    )
 
 
 def extract_value(turn: Turn | None) -> Any:

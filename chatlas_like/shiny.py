@@ -42,15 +42,30 @@ import webbrowser
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._content import Content, ContentText, ContentToolRequest
+from ._content import (
+    Content,
+    ContentCitation,
+    ContentText,
+    ContentThinking,
+    ContentThinkingDelta,
+    ContentToolRequest,
+)
 from ._display import content_html, error_html, inserted_html
 from ._tool_result import ContentToolResult
 from ._turn import Turn
 
 if TYPE_CHECKING:
-    from ._chat import Chat
+    from ._chat import Chat, ContentOption, EchoOption
 
-__all__ = ["AppServer", "chat_app", "chat_server", "chat_ui", "register_shinychat", "serve_app"]
+__all__ = [
+    "AppServer",
+    "SessionServer",
+    "chat_app",
+    "chat_server",
+    "chat_ui",
+    "register_shinychat",
+    "serve_app",
+]
 
 INSTALL_HINT = "Shiny support needs the `shiny` extra: pip install 'chatlas_like[shiny]'"
 _registered = False
@@ -121,24 +136,76 @@ def chat_ui(id: str, **kwargs: Any) -> Any:
 
 
 async def answer_stream(
-    chat: Chat, prompt: str, kwargs: Mapping[str, Any] | None = None
+    chat: Chat,
+    prompt: str,
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    stream: bool = True,
+    echo: EchoOption = "none",
+    content: ContentOption = "all",
 ) -> AsyncIterator[Any]:
     """The pieces of ``chat``'s answer to ``prompt``, ready for shinychat.
 
     Text chunks, tool requests and results as they happen; a failure ends the answer
-    with an error box instead of an exception (the history is already repaired).
+    with an error box instead of an exception (the history is already repaired). A
+    thinking block is gathered from its deltas and shown once, collapsed, when it ends;
+    citations are left out (the text already shows them), as is redacted thinking.
+    ``stream=False`` holds the pieces back until the answer is complete; ``echo`` is
+    where the app runs (its console); ``content="text"`` shows the text alone.
     """
+    pieces = _answer_pieces(chat, prompt, kwargs, echo, content)
+    if stream:
+        async for piece in pieces:
+            yield piece
+        return
+    whole: list[Any] = []
+    async for piece in pieces:
+        if whole and isinstance(piece, str) and isinstance(whole[-1], str):
+            whole[-1] += piece
+        else:
+            whole.append(piece)
+    for piece in whole:
+        yield piece
+
+
+async def _answer_pieces(
+    chat: Chat,
+    prompt: str,
+    kwargs: Mapping[str, Any] | None,
+    echo: EchoOption,
+    content: ContentOption,
+) -> AsyncIterator[Any]:
+    thinking: list[str] | None = None
     try:
-        stream = await chat.stream_async(prompt, content="all", kwargs=dict(kwargs or {}))
+        stream = await chat.stream_async(
+            prompt, content=content, echo=echo, kwargs=dict(kwargs or {})
+        )
         async for item in stream:
-            yield item
+            if isinstance(item, ContentThinkingDelta):
+                if item.phase == "end":
+                    if thinking:
+                        yield ContentThinking("".join(thinking))
+                    thinking = None
+                else:
+                    thinking = thinking if thinking is not None else []
+                    thinking.append(item.thinking)
+            elif not isinstance(item, (ContentCitation, ContentThinking)):
+                yield item
     except Exception as e:  # shown in the chat; the session goes on
         from htmltools import HTML
 
         yield HTML(error_html(e))
 
 
-def chat_server(id: str, chat: Chat, *, kwargs: Mapping[str, Any] | None = None) -> Chat:
+def chat_server(
+    id: str,
+    chat: Chat,
+    *,
+    kwargs: Mapping[str, Any] | None = None,
+    stream: bool = True,
+    echo: EchoOption | None = None,
+    content: ContentOption = "all",
+) -> Chat:
     """Serve the chat component ``id`` for the current Shiny session.
 
     Call it inside your app's server function. The session talks to its own copy of
@@ -152,12 +219,21 @@ def chat_server(id: str, chat: Chat, *, kwargs: Mapping[str, Any] | None = None)
         The chat to copy for this session: provider, tools, callbacks and history.
     kwargs
         Extra request parameters for every answer.
+    stream
+        Show answers as they arrive (default), or each one whole once complete.
+    echo
+        Echo answers in the console the app runs in as well (``"text"``, ``"output"``,
+        ``"all"``); None is ``"none"`` when streaming and ``"text"`` otherwise, as in
+        chatlas.
+    content
+        ``"all"`` (default) shows tool calls and results as cards; ``"text"`` only text.
 
     Returns
     -------
     Chat
         This session's chat.
     """
+    echo = _checked(stream, echo, content)
     shinychat = _shinychat()
     from shiny import reactive
 
@@ -176,12 +252,67 @@ def chat_server(id: str, chat: Chat, *, kwargs: Mapping[str, Any] | None = None)
 
     @component.on_user_submit
     async def _answer(user_input: str) -> None:  # pyright: ignore[reportUnusedFunction]
-        await component.append_message_stream(answer_stream(session_chat, user_input, kwargs))
+        pieces = answer_stream(
+            session_chat, user_input, kwargs, stream=stream, echo=echo, content=content
+        )
+        await component.append_message_stream(pieces)
 
     return session_chat
 
 
-def chat_app(chat: Chat, *, title: str | None = None, **ui_kwargs: Any) -> Any:
+def _checked(stream: bool, echo: EchoOption | None, content: ContentOption) -> EchoOption:
+    """``echo`` with chatlas's default filled in; bad values fail when the app is built."""
+    from ._echo import ECHO_MODES
+
+    if content not in ("text", "all"):
+        raise ValueError(f"content must be 'text' or 'all', got {content!r}")
+    if echo is None:
+        return "none" if stream else "text"
+    if echo not in ECHO_MODES:
+        raise ValueError(f"echo must be one of {', '.join(ECHO_MODES)}; got {echo!r}")
+    return echo
+
+
+class SessionServer:
+    """The server function of :func:`chat_app`: each session serves its own copy of
+    ``chat`` with these answer settings (see :func:`chat_server`)."""
+
+    def __init__(
+        self,
+        chat: Chat,
+        *,
+        kwargs: Mapping[str, Any] | None = None,
+        stream: bool = True,
+        echo: EchoOption | None = None,
+        content: ContentOption = "all",
+    ) -> None:
+        self.chat = chat
+        self.kwargs = dict(kwargs or {})
+        self.stream = stream
+        self.echo: EchoOption = _checked(stream, echo, content)
+        self.content: ContentOption = content
+
+    def __call__(self, input: Any, output: Any, session: Any) -> None:
+        chat_server(
+            "chat",
+            self.chat,
+            kwargs=self.kwargs,
+            stream=self.stream,
+            echo=self.echo,
+            content=self.content,
+        )
+
+
+def chat_app(
+    chat: Chat,
+    *,
+    title: str | None = None,
+    stream: bool = True,
+    echo: EchoOption | None = None,
+    content: ContentOption = "all",
+    kwargs: Mapping[str, Any] | None = None,
+    **ui_kwargs: Any,
+) -> Any:
     """A Shiny app (``shiny.App``) with one chat; each session gets a copy of ``chat``.
 
     Parameters
@@ -190,23 +321,22 @@ def chat_app(chat: Chat, *, title: str | None = None, **ui_kwargs: Any) -> Any:
         The conversation to serve.
     title
         The page's title.
+    stream, echo, content, kwargs
+        How each answer is asked for and shown (see :func:`chat_server`).
     **ui_kwargs
         Passed to :func:`chat_ui` (``placeholder``, ``greeting``...).
     """
     try:
-        from shiny import App, Inputs, Outputs, Session, ui
+        from shiny import App, ui
     except ImportError as e:
         raise ImportError(INSTALL_HINT) from e
+    server = SessionServer(chat, kwargs=kwargs, stream=stream, echo=echo, content=content)
     ui_kwargs.setdefault("placeholder", "Ask something…")
     page = ui.page_fillable(
         chat_ui("chat", **ui_kwargs),
         fillable_mobile=True,
         title=title or f"chatlas_like · {chat.provider.model}",
     )
-
-    def server(input: Inputs, output: Outputs, session: Session) -> None:
-        chat_server("chat", chat)
-
     return App(page, server)
 
 
@@ -220,6 +350,7 @@ class AppServer:
     def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int = 0) -> None:
         import uvicorn
 
+        self.app = app
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, port))
@@ -275,12 +406,12 @@ def serve_app(
     port: int = 0,
     launch_browser: bool = True,
     bg_thread: bool | None = None,
-    **ui_kwargs: Any,
+    **app_kwargs: Any,
 ) -> AppServer | None:
-    """Serve :func:`chat_app` for ``chat``; see :meth:`Chat.app`."""
+    """Serve :func:`chat_app` for ``chat`` (``app_kwargs`` go to it); see :meth:`Chat.app`."""
     from ._echo import in_notebook
 
-    server = AppServer(chat_app(chat, **ui_kwargs), host=host, port=port)
+    server = AppServer(chat_app(chat, **app_kwargs), host=host, port=port)
     background = in_notebook() if bg_thread is None else bg_thread
     print(f"chatlas_like: the chat app is at {server.url}", flush=True)
     if background:

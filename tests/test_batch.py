@@ -14,11 +14,13 @@ from pydantic import BaseModel
 
 from chatlas_like import (
     Chat,
+    _persist,
     batch_chat,
     batch_chat_completed,
     batch_chat_structured,
     batch_chat_text,
 )
+from chatlas_like._batch import _BatchJob  # pyright: ignore[reportPrivateUsage]
 from chatlas_like._structured import STRUCTURED_TOOL
 from chatlas_like.testing import LoopbackServer, Reply
 
@@ -171,6 +173,27 @@ def test_a_changed_chat_at_the_same_path_is_refused(serve: Any, tmp_path: Path) 
     with pytest.raises(ValueError, match=r"holds another batch job \(its requests differ"):
         batch_chat(chat, PROMPTS, path)
     assert batch_calls(server).count(("POST", "/v1/messages/batches")) == 1
+
+
+def test_two_saves_of_a_state_file_never_share_a_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "job.json"
+    first = _BatchJob(job_chat("http://127.0.0.1:9"), PROMPTS, path)
+    second = _BatchJob(job_chat("http://127.0.0.1:9"), PROMPTS, path)
+    first.batch, second.batch = {"id": "first"}, {"id": "second"}
+    temporaries: list[Path] = []
+
+    def meanwhile(temporary: Path) -> None:  # the first save is written, not yet renamed
+        temporaries.append(temporary)
+        if len(temporaries) == 1:
+            second._save()  # pyright: ignore[reportPrivateUsage]
+
+    monkeypatch.setattr(_persist, "before_replace", meanwhile)
+    first._save()  # pyright: ignore[reportPrivateUsage]
+    assert len(set(temporaries)) == 2
+    assert json.loads(path.read_text())["batch"] == {"id": "first"}
+    assert [p.name for p in tmp_path.iterdir()] == ["job.json"]
 
 
 def test_a_job_resumes_from_another_process_without_resubmitting(

@@ -6,6 +6,7 @@ discipline signals the child process (never the pytest process).
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Iterator
@@ -15,9 +16,11 @@ import pexpect
 import pytest
 
 from chatlas_like.__main__ import main
+from chatlas_like._console import ProgressEcho
+from chatlas_like._console import ask as ask_chat
 from chatlas_like.testing import Reply
 
-from .conftest import TEST_KEY
+from .conftest import TEST_KEY, make_chat
 
 PROMPT = "you>"
 SALES = "Which region had the highest Q3 sales?"
@@ -129,3 +132,14 @@ def test_without_a_key_the_chat_points_to_offline(
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     assert main(["chat"]) == 2
     assert "--offline" in capsys.readouterr().out
+
+
+def test_an_error_message_with_square_brackets_is_printed_as_it_is(serve: Any) -> None:
+    from rich.console import Console
+
+    server = serve([Reply.error(400, "invalid_request_error", "bad file [/data/x] [bold]")])
+    output = io.StringIO()
+    echo = ProgressEcho("output", Console(file=output, width=200, force_terminal=False))
+    assert ask_chat(make_chat(server, max_retries=0), "Hi", echo) is False
+    assert "BadRequestError:" in output.getvalue()
+    assert "bad file [/data/x] [bold]" in output.getvalue()

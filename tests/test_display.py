@@ -24,6 +24,7 @@ from chatlas_like import (
     Deny,
     UserTurn,
 )
+from chatlas_like._display import prose_html
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat
@@ -103,6 +104,12 @@ def test_model_prose_with_raw_html_is_escaped_in_html() -> None:
     assert "<strong>bold</strong>" in rendered
     assert "<script" not in rendered
     assert "href" not in rendered
+
+
+def test_a_markdown_image_in_model_prose_is_shown_as_text_not_fetched() -> None:
+    rendered = prose_html("see ![x](https://attacker.example/leak)")
+    assert "<img" not in rendered
+    assert "[image: x] https://attacker.example/leak" in rendered
 
 
 def test_a_truncated_result_is_labelled() -> None:

@@ -28,6 +28,8 @@ from chatlas_like import (
 )
 from chatlas_like._expansion import expand
 from chatlas_like._persist import CHAT_VERSION
+from chatlas_like.providers import RequestSpec
+from chatlas_like.providers._anthropic import AnthropicProvider
 from chatlas_like.testing import Reply
 
 from .conftest import TEST_KEY, make_chat
@@ -149,6 +151,51 @@ def test_a_loaded_chat_has_the_same_turns_run_and_settings(
     assert loaded.provider.model == chat.provider.model
     assert loaded.options == chat.options and loaded._params == {"temperature": 0.25}
     assert loaded._history.last_sequence == 3
+
+
+def saved_and_loaded(tmp_path: Path, **settings: Any) -> tuple[Chat, AnthropicProvider]:
+    """A chat on a provider with ``settings``, and the provider of its saved and loaded copy."""
+    settings.setdefault("model", "claude-sonnet-4-5")
+    chat = Chat(AnthropicProvider(api_key=TEST_KEY, **settings))
+    chat.set_turns([UserTurn(["Name a city."])])
+    chat.save(tmp_path / "chat.json")
+    loaded = Chat.load(tmp_path / "chat.json", api_key=TEST_KEY).provider
+    assert isinstance(loaded, AnthropicProvider)
+    return chat, loaded
+
+
+def test_a_loaded_chat_sends_the_same_thinking_budget(tmp_path: Path) -> None:
+    chat, loaded = saved_and_loaded(
+        tmp_path, max_tokens=8000, reasoning=2000, structured_output_mode="tool", prefill=False
+    )
+    body = loaded.build_request(chat.get_turns(), RequestSpec())
+    assert body == chat.provider.build_request(chat.get_turns(), RequestSpec())
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2000}
+
+
+def test_a_loaded_chat_keeps_an_adaptive_thinking_effort(tmp_path: Path) -> None:
+    chat, loaded = saved_and_loaded(tmp_path, model="claude-opus-4-6", reasoning="high")
+    body = loaded.build_request(chat.get_turns(), RequestSpec())
+    assert body == chat.provider.build_request(chat.get_turns(), RequestSpec())
+    assert body["output_config"]["effort"] == "high"
+
+
+def test_a_loaded_chat_asks_for_structured_data_the_same_way(tmp_path: Path) -> None:
+    from pydantic import BaseModel
+
+    class City(BaseModel):
+        name: str
+
+    chat, loaded = saved_and_loaded(tmp_path, structured_output_mode="tool")
+    spec = RequestSpec(data_model=City)
+    body = loaded.build_request(chat.get_turns(), spec)
+    assert body == chat.provider.build_request(chat.get_turns(), spec)
+    assert body["tool_choice"]["type"] == "tool"
+
+
+def test_a_loaded_chat_keeps_its_prefill_setting(tmp_path: Path) -> None:
+    _, loaded = saved_and_loaded(tmp_path, reasoning=2000, prefill=False)
+    assert loaded.supports_prefill() is False
 
 
 def test_an_error_result_keeps_message_outcome_and_exception_type(

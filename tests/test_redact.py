@@ -68,10 +68,41 @@ def test_a_bearer_token_is_redacted() -> None:
         ("see https://example.org/a/b.html", "see https://example.org/a/b.html"),
         ("relative data/x.csv stays", "relative data/x.csv stays"),
         ("ratio 3/4 stays", "ratio 3/4 stays"),
+        ("see file:///home/alice/private/notes.txt", "see notes.txt"),
+        ("FILE://host/share/plan.docx gone", "plan.docx gone"),
+        ("file:///C:/Users/Jane%20Doe/plan.docx gone", "plan.docx gone"),
+        (r"C:\Users\Jane Doe\Documents\plan.docx locked", "plan.docx locked"),
+        (r"'C:\\Users\\Jane Doe\\plan.docx' locked", "'plan.docx' locked"),
+        (r"\\fileserver\team share\plan.docx gone", "plan.docx gone"),
+        ("open '/home/John Smith/keys.txt' failed", "open 'keys.txt' failed"),
     ],
 )
 def test_absolute_paths_are_reduced_to_their_file_name(text: str, expected: str) -> None:
     assert strip_paths(text) == expected
+
+
+def test_a_file_name_with_spaces_of_an_os_error_is_reduced_to_its_base_name() -> None:
+    error = FileNotFoundError(2, "No such file or directory", "/home/John Smith/secrets/keys.txt")
+    assert failure_message(error) == (
+        "FileNotFoundError: [Errno 2] No such file or directory: 'keys.txt'"
+    )
+
+
+def test_both_file_names_of_an_os_error_are_reduced_even_when_relative() -> None:
+    error = OSError(18, "Invalid cross-device link", "my docs/a.txt", None, "/mnt/Jane Doe/b.txt")
+    assert failure_message(error) == (
+        "OSError: [Errno 18] Invalid cross-device link: 'a.txt' -> 'b.txt'"
+    )
+
+
+def test_a_file_url_in_a_message_is_reduced_to_its_file_name() -> None:
+    message = failure_message(ValueError("see file:///home/alice/private/notes.txt"))
+    assert message == "ValueError: see notes.txt"
+
+
+def test_a_windows_path_with_spaces_in_a_message_is_reduced_to_its_file_name() -> None:
+    message = failure_message(PermissionError(r"C:\Users\Jane Doe\Documents\plan.docx is locked"))
+    assert message == "PermissionError: plan.docx is locked"
 
 
 def test_the_cut_is_at_most_1000_bytes_on_a_character_boundary() -> None:

@@ -6,8 +6,16 @@ from typing import Any
 
 import pytest
 
-from chatlas_like import AssistantTurn, ContentText, ContentToolRequest, ContentToolResult, UserTurn
-from chatlas_like.shiny import answer_stream, register_shinychat
+from chatlas_like import (
+    AssistantTurn,
+    ChatAnthropic,
+    ContentText,
+    ContentThinking,
+    ContentToolRequest,
+    ContentToolResult,
+    UserTurn,
+)
+from chatlas_like.shiny import SessionServer, answer_stream, chat_app, register_shinychat
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat
@@ -73,3 +81,109 @@ async def test_an_answer_streams_text_then_tool_cards(serve: Any) -> None:
     kinds = [type(p).__name__ for p in pieces]
     assert kinds[0] == "str" and "ContentToolRequest" in kinds and "ContentToolResult" in kinds
     assert "".join(p for p in pieces if isinstance(p, str)).endswith("Found it.")
+
+
+THINKING = {"type": "thinking", "thinking": "First this, then that.", "signature": "sig-1"}
+CITED = {
+    "type": "text",
+    "text": "The page is called Example Domain.",
+    "citations": [
+        {
+            "type": "char_location",
+            "document_index": 0,
+            "document_title": "Example Domain",
+            "cited_text": "Example Domain",
+            "start_char_index": 0,
+            "end_char_index": 14,
+        }
+    ],
+}
+
+
+async def test_thinking_streams_into_the_app_as_one_collapsed_block(
+    serve: Any, shinychat: Any
+) -> None:
+    server = serve([Reply.blocks_of(THINKING, {"type": "text", "text": "Hello"})])
+    chat = make_chat(server, reasoning=2048)
+    pieces = [piece async for piece in answer_stream(chat, "Hi")]
+    assert pieces == [ContentThinking("First this, then that."), "Hello"]
+    html = shown(shinychat.message_content_chunk(pieces[0]))
+    assert html.count("<details") == 1 and "First this, then that." in html
+
+
+async def test_citations_are_not_streamed_into_the_app(serve: Any) -> None:
+    server = serve([Reply.blocks_of(CITED)])
+    chat = make_chat(server)
+    pieces = [piece async for piece in answer_stream(chat, "Read it")]
+    assert "".join(pieces) == "The page is called Example Domain."
+
+
+def test_the_app_hands_kwargs_stream_echo_and_content_to_its_sessions() -> None:
+    chat = ChatAnthropic(api_key="test", model="claude-haiku-4-5")
+    app = chat_app(chat, kwargs={"temperature": 0.25}, stream=False, echo="all", content="text")
+    assert isinstance(app.server, SessionServer)
+    assert app.server.kwargs == {"temperature": 0.25}
+    assert (app.server.stream, app.server.echo, app.server.content) == (False, "all", "text")
+    assert "temperature" not in str(app.ui["html"])  # not an HTML attribute
+
+
+def test_chat_app_takes_chatlas_app_arguments_without_making_them_attributes(
+    serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chat = make_chat(serve([]))
+    server = chat.app(
+        launch_browser=False,
+        bg_thread=True,
+        stream=False,
+        echo="none",
+        content="text",
+        kwargs={"temperature": 0.25},
+        bookmark_store="disable",
+    )
+    try:
+        assert server.app.server.kwargs == {"temperature": 0.25}
+        assert server.app.server.content == "text" and server.app.server.stream is False
+        assert "bookmark_store" not in str(server.app.ui["html"])
+    finally:
+        server.stop()
+    assert server.url in capsys.readouterr().out
+
+
+def test_without_streaming_the_app_echoes_text_by_default_as_chatlas() -> None:
+    chat = ChatAnthropic(api_key="test", model="claude-haiku-4-5")
+    assert SessionServer(chat, stream=False).echo == "text"
+    assert SessionServer(chat).echo == "none"
+
+
+async def test_an_answer_is_asked_with_the_apps_kwargs(serve: Any) -> None:
+    server = serve([Reply.text("Hi.")])
+    chat = make_chat(server)
+    _ = [piece async for piece in answer_stream(chat, "Hi", {"temperature": 0.25})]
+    assert server.message_requests()[0]["temperature"] == 0.25
+
+
+async def test_an_answer_without_streaming_comes_whole(serve: Any) -> None:
+    server = serve([Reply.text("It is sunny in Paris today.", chunks=6)])
+    chat = make_chat(server)
+    pieces = [piece async for piece in answer_stream(chat, "Weather?", stream=False)]
+    assert pieces == ["It is sunny in Paris today."]
+
+
+async def test_text_content_leaves_the_tool_cards_out(serve: Any) -> None:
+    server = serve(
+        [Reply.tool_call("lookup", {"q": "x"}, text="Looking."), Reply.text("Found it.")]
+    )
+    chat = make_chat(server)
+    chat.register_tool(lambda q: "found", name="lookup")
+    pieces = [piece async for piece in answer_stream(chat, "Find x", content="text")]
+    assert all(isinstance(p, str) for p in pieces)
+    assert "".join(pieces) == "Looking.\n\nFound it."
+
+
+async def test_an_answer_is_echoed_where_the_app_runs_when_asked(
+    serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = serve([Reply.text("Echoed answer.")])
+    chat = make_chat(server)
+    _ = [piece async for piece in answer_stream(chat, "Hi", echo="text")]
+    assert "Echoed answer." in capsys.readouterr().out

@@ -188,6 +188,22 @@ def test_a_data_model_must_be_a_pydantic_model(serve: Any) -> None:
     assert server.message_requests() == []
 
 
+def test_a_mapping_field_is_refused_naming_the_field_not_closed_to_an_empty_object(
+    serve: Any,
+) -> None:
+    from pydantic import BaseModel
+
+    class Team(BaseModel):
+        name: str
+        scores: dict[str, int]
+
+    server = serve([])
+    chat = make_chat(server)
+    with pytest.raises(TypeError, match=r"Team\.scores is a mapping .* list of key/value models"):
+        chat.chat_structured("Ada 3, Alan 5", data_model=Team)
+    assert server.message_requests() == [] and chat.get_turns() == []
+
+
 def test_models_from_claude_4_5_on_have_structured_outputs() -> None:
     assert supports_structured_outputs("claude-haiku-4-5-20251001")
     assert supports_structured_outputs("claude-opus-4-6")
