@@ -104,12 +104,9 @@ def _reduce_file_names(error: object, text: str) -> str:
 
 def truncate_utf8(text: str, limit: int) -> str:
     """The longest prefix of ``text`` whose UTF-8 encoding fits in ``limit`` bytes."""
-    if len(text) <= limit // 4:
-        return text  # even four-byte characters fit
-    encoded = text[:limit].encode()
-    if len(encoded) <= limit:
-        return text[:limit]
-    return encoded[:limit].decode(errors="ignore")
+    from ._finalize import cut_to_bytes
+
+    return cut_to_bytes(text, limit)
 
 
 def describe_error(error: object) -> str:

@@ -2,7 +2,8 @@
 
 ``closed_schema(Model)`` is the model's JSON Schema made acceptable to Anthropic's
 structured outputs: every object is closed (``additionalProperties: false``; a mapping
-with free keys such as ``dict[str, int]`` cannot be, and is refused), nested
+with free keys such as ``dict[str, int]`` or ``dict[str, Any]`` cannot be, and is
+refused), nested
 models stay ``$defs`` referenced by ``$ref``, and keywords the API does not enforce
 (``minimum``, ``maxLength``...) move into the description, where the model still reads
 them; pydantic enforces them when the answer is validated. The same schema serves the
@@ -100,7 +101,8 @@ def _close(schema: dict[str, Any], where: str) -> dict[str, Any]:
         elif key == "minItems" and value in (0, 1):
             out[key] = value
         elif key == "additionalProperties":
-            if not isinstance(value, bool):
+            # A mapping (dict[str, X], dict[str, Any], dict): free keys, no listed ones.
+            if not isinstance(value, bool) or (value and "properties" not in schema):
                 raise _open_mapping(where)
             continue  # every object is closed below
         elif key in _KEPT:

@@ -204,6 +204,20 @@ def test_a_mapping_field_is_refused_naming_the_field_not_closed_to_an_empty_obje
     assert server.message_requests() == [] and chat.get_turns() == []
 
 
+def test_an_untyped_mapping_field_is_refused_too() -> None:
+    from typing import Any as AnyValue
+
+    from pydantic import BaseModel
+
+    from chatlas_like._structured import closed_schema
+
+    class Settings(BaseModel):
+        options: dict[str, AnyValue]
+
+    with pytest.raises(TypeError, match=r"Settings\.options is a mapping"):
+        closed_schema(Settings)
+
+
 def test_models_from_claude_4_5_on_have_structured_outputs() -> None:
     assert supports_structured_outputs("claude-haiku-4-5-20251001")
     assert supports_structured_outputs("claude-opus-4-6")
