@@ -225,3 +225,27 @@ def test_server_sent_events_parse_with_spaces_and_multi_line_data() -> None:
 
 def test_an_event_without_its_closing_blank_line_is_still_read() -> None:
     assert list(parse_sse([b'data: {"type": "ping"}'])) == [{"type": "ping"}]
+
+
+def test_the_message_cache_translates_only_new_turns_and_rebuilds_on_any_other_change() -> None:
+    from chatlas_like.providers._anthropic_wire import MessageCache
+
+    cache = MessageCache()
+    turns: list[Any] = [UserTurn("a"), AssistantTurn("b")]
+    first = cache.messages(turns)
+    turns.append(UserTurn("c"))
+    grown = cache.messages(turns)
+    assert grown[:2] == first and grown[2]["content"][0]["text"] == "c"
+    turns.append(UserTurn("d"))  # merges into the last user message
+    assert cache.messages(turns)[-1]["content"] == [
+        {"type": "text", "text": "c"},
+        {"type": "text", "text": "d"},
+    ]
+    turns[0] = UserTurn("changed")  # not a prefix any more
+    assert cache.messages(turns)[0]["content"][0]["text"] == "changed"
+    assert cache.messages(turns) == [
+        m
+        for m in build_request(turns, RequestSpec(), model="m", max_tokens=1, cache="none")[
+            "messages"
+        ]
+    ]

@@ -37,6 +37,7 @@ from .._structured import StructuredMode
 from .._turn import Turn
 from ._anthropic_wire import (
     AnthropicAccumulator,
+    MessageCache,
     SSEDecoder,
     build_request,
     message_events,
@@ -151,6 +152,7 @@ class AnthropicProvider:
         self._api_key = api_key
         self._client_kwargs = dict(client_kwargs or {})
         self._client: Any = None
+        self._messages = MessageCache()
         self._async_clients: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, tuple[Any, AsyncIterator[None]]
         ] = weakref.WeakKeyDictionary()
@@ -170,6 +172,7 @@ class AnthropicProvider:
             thinking=self.thinking,
             effort=self.effort,
             structured=self.structured_output_mode,
+            message_cache=self._messages,
         )
 
     def accumulator(self, spec: RequestSpec | None = None) -> AnthropicAccumulator:

@@ -48,6 +48,7 @@ from ._base import RequestSpec
 
 __all__ = [
     "AnthropicAccumulator",
+    "MessageCache",
     "SSEDecoder",
     "build_request",
     "content_block",
@@ -83,6 +84,7 @@ def build_request(
     thinking: dict[str, Any] | None = None,
     effort: str | None = None,
     structured: str = "auto",
+    message_cache: MessageCache | None = None,
 ) -> dict[str, Any]:
     """The body of a ``POST /v1/messages`` for ``turns``.
 
@@ -91,7 +93,7 @@ def build_request(
     (``output_config.format``) or, for models without them or with
     ``structured="tool"``, by a forced tool.
     """
-    messages = _messages(turns)
+    messages = message_cache.messages(turns) if message_cache is not None else _messages(turns)
     cache_control = {"type": "ephemeral", "ttl": cache} if cache in _CACHE_TTLS else None
     if cache_control is not None and messages and messages[-1]["role"] == "user":
         messages[-1] = _with_cache_control(messages[-1], cache_control)
@@ -154,8 +156,41 @@ def tool_definition(tool: Tool | ToolBuiltIn) -> dict[str, Any]:
     return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
 
 
+class MessageCache:
+    """The messages of the turns last translated, reused while those turns stay a prefix.
+
+    Between two requests a history usually only grows (a prompt, an answer, results), so
+    each request translates just the new turns and the client's cost per request stays
+    flat but for encoding. Any other change (``set_turns``, an expansion inserting turns,
+    a repair replacing one) breaks the prefix and the messages are rebuilt. The state is
+    one tuple, swapped whole, so chats sharing a provider from several threads only cost
+    each other a rebuild.
+    """
+
+    __slots__ = ("_state",)
+
+    def __init__(self) -> None:
+        self._state: tuple[list[Turn], list[dict[str, Any]]] = ([], [])
+
+    def messages(self, turns: Sequence[Turn]) -> list[dict[str, Any]]:
+        done, known = self._state
+        k = len(done)
+        if k and len(turns) >= k and turns[k - 1] is done[-1] and list(turns[:k]) == done:
+            messages = list(known)
+            _add_messages(messages, turns[k:])
+        else:
+            messages = _messages(turns)
+        self._state = (list(turns), list(messages))
+        return messages
+
+
 def _messages(turns: Sequence[Turn]) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
+    _add_messages(messages, turns)
+    return messages
+
+
+def _add_messages(messages: list[dict[str, Any]], turns: Sequence[Turn]) -> None:
     for turn in turns:
         if turn.role == "system":
             continue
@@ -169,7 +204,6 @@ def _messages(turns: Sequence[Turn]) -> list[dict[str, Any]]:
             messages[-1] = {"role": message["role"], "content": merged}
         else:
             messages.append(message)
-    return messages
 
 
 def _turn_message(turn: Turn) -> dict[str, Any]:
