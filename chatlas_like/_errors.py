@@ -17,10 +17,15 @@
     ├── ToolLoopLimitError             ``max_tool_rounds`` or ``max_tokens_per_chat`` reached
     ├── HistoryError                   a history that cannot be continued (e.g. a superseded stream)
     ├── ExpansionError (ValueError)    a message expansion built with a role it cannot carry
-    └── PersistenceError               a saved conversation that cannot be loaded
+    ├── PersistenceError               a saved conversation that cannot be loaded
+    └── StoreError                     a tool-result store that cannot be opened, read or written
+                                       (defined in ``_store/_protocol.py``)
 
     ToolRejectError (Exception)        raised by a callback or a tool to turn a call down
     RestoredToolError (Exception)      stands in for a tool's exception after a load
+
+Warnings (the conversation goes on): ``ExpansionWarning`` (an expansion was not applied,
+the full result was sent) and ``StoreWarning`` (results that could not be stored).
 
 Exceptions raised by tools never escape the turn loop: they become tool results.
 """
