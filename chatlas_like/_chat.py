@@ -686,10 +686,7 @@ class Chat:
             kwargs=dict(kwargs or {}),
             data_model=data_model,
         )
-        prompt = _prompt(args)
-        if prompt is not None:
-            # Content the provider cannot take fails here, before the history holds it.
-            self.provider.build_request([prompt], spec)
+        prompt = _prompt(args)  # content the provider cannot take: the loop takes it back out
         if controller is not None:
             controller._start()
         echo_sink: Echo = make_echo(echo, thinking=options.echo_thinking)

@@ -90,7 +90,6 @@ class ConsoleEcho:
         self.thinking = thinking and mode != "text"
         self._file: IO[str] = console.file if console is not None else sys.stdout
         self._line_start = True
-        self._wrote = False
         if console is not None:
             styled = console.is_terminal and not console.no_color
         else:
@@ -131,7 +130,6 @@ class ConsoleEcho:
             return
         self._file.write(delta)
         self._line_start = delta.endswith("\n")
-        self._wrote = True
 
     def content(self, item: Content) -> None:
         if isinstance(item, ContentThinkingDelta):

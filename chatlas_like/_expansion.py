@@ -35,10 +35,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ._content import Content, ContentServerToolRequest, ContentServerToolResult
 from ._errors import ExpansionError
-from ._finalize import block_size, blocks_size, result_limit, utf8_length
+from ._finalize import block_size, blocks_size, result_limit
 from ._model_format import format_value
 from ._tool_result import ContentToolResult, ModelFormat
 from ._turn import AssistantTurn, Turn, UserTurn
+from ._utf8 import utf8_length
 
 if TYPE_CHECKING:
     from ._loop import Run

@@ -30,6 +30,7 @@ from ._history import History
 from ._model_format import FormatError
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
+from ._utf8 import cut_to_bytes, utf8_length
 
 __all__ = [
     "READ_MORE_TOOL",
@@ -38,9 +39,7 @@ __all__ = [
     "WholeResult",
     "block_size",
     "blocks_size",
-    "cut_to_bytes",
     "result_limit",
-    "utf8_length",
 ]
 
 READ_MORE_TOOL = "read_tool_result"
@@ -59,24 +58,6 @@ class WholeResult:
 Keeper = Callable[[str, Sequence[WholeResult], int], Sequence[int | None]]
 """``keeper(run_id, batch, store_max_bytes)`` keeps a batch apart from the conversation;
 returns per result the bytes the model can page through, or None (no paging)."""
-_CHUNK = 1 << 20
-
-
-def utf8_length(text: str) -> int:
-    """UTF-8 bytes of ``text``, without encoding all of a huge string at once."""
-    if text.isascii():
-        return len(text)
-    if len(text) <= _CHUNK:
-        return len(text.encode())
-    return sum(len(text[i : i + _CHUNK].encode()) for i in range(0, len(text), _CHUNK))
-
-
-def cut_to_bytes(text: str, limit: int) -> str:
-    """The longest prefix of ``text`` within ``limit`` UTF-8 bytes (whole characters)."""
-    head = text[:limit]
-    if head.isascii():
-        return head
-    return head.encode()[:limit].decode(errors="ignore")
 
 
 def truncation_notice(original: int, kept: int, more: str = "") -> str:

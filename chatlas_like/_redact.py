@@ -16,7 +16,9 @@ import re
 from functools import lru_cache
 from typing import cast
 
-__all__ = ["MAX_FAILURE_BYTES", "failure_message", "redact", "truncate_utf8"]
+from ._utf8 import cut_to_bytes
+
+__all__ = ["MAX_FAILURE_BYTES", "failure_message", "redact"]
 
 MAX_FAILURE_BYTES = 1_000
 REDACTED = "[REDACTED]"
@@ -102,13 +104,6 @@ def _reduce_file_names(error: object, text: str) -> str:
     return text
 
 
-def truncate_utf8(text: str, limit: int) -> str:
-    """The longest prefix of ``text`` whose UTF-8 encoding fits in ``limit`` bytes."""
-    from ._finalize import cut_to_bytes
-
-    return cut_to_bytes(text, limit)
-
-
 def describe_error(error: object) -> str:
     """``Type: message`` for an exception, the text itself for a message."""
     if isinstance(error, BaseException):
@@ -126,7 +121,7 @@ def failure_message(error: object, limit: int = MAX_FAILURE_BYTES) -> str:
     """What the model reads for a failed call: described, path-free, redacted, cut."""
     described = _reduce_file_names(error, describe_error(error))
     text = redact(strip_paths(_TRACEBACK.sub("", described)))
-    cut = truncate_utf8(text, limit)
+    cut = cut_to_bytes(text, limit)
     if len(cut) < len(text):
-        cut = truncate_utf8(text, limit - 3) + "..."
+        cut = cut_to_bytes(text, limit - 3) + "..."
     return cut

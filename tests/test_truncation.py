@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatlas_like import ContentToolRequest, ContentToolResult, SqliteStore
-from chatlas_like._finalize import cut_to_bytes, truncate, utf8_length
+from chatlas_like._finalize import truncate
+from chatlas_like._utf8 import cut_to_bytes, utf8_length
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat

@@ -17,8 +17,9 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .._finalize import READ_MORE_TOOL, WholeResult, cut_to_bytes, utf8_length
+from .._finalize import READ_MORE_TOOL, WholeResult
 from .._tools import Tool
+from .._utf8 import cut_to_bytes, utf8_length
 from ._protocol import StoreWarning, ToolResultStore
 from ._record import ToolResultRecord
 
