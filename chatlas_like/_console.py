@@ -213,9 +213,12 @@ def ask(chat: Chat, prompt: str, echo: ProgressEcho) -> bool:
         echo.finish()
         from rich.text import Text
 
+        from ._redact import safe_error_message
+
         # The message is not markup: ``[/path]`` in it would make rich raise here.
         echo.console.print(
-            Text.assemble((f"✖ {type(e).__name__}:", "bold red"), " ", str(e)), highlight=False
+            Text.assemble((f"✖ {type(e).__name__}:", "bold red"), " ", safe_error_message(e)),
+            highlight=False,
         )
         return False
     echo.finish()

@@ -455,13 +455,13 @@ def inserted_html(turn: Turn) -> str:
 
 def error_html(error: BaseException) -> str:
     """A marked box for a failed answer (Shiny shows it in the chat)."""
-    from ._redact import describe_error, redact
+    from ._redact import safe_description
 
     return (
         "<div class='chatlas-like-error' role='alert' "
         f"style='{_CARD.format(colour=_OUTCOME_COLOURS['error'])}'>"
         f"<strong style='color:{_OUTCOME_COLOURS['error']}'>⚠ The answer failed</strong> "
-        f"<code>{_esc(_cut(redact(describe_error(error)), PREVIEW_CHARS))}</code>"
+        f"<code>{_esc(_cut(safe_description(error), PREVIEW_CHARS))}</code>"
         "<div style='opacity:.7'>The conversation is intact; you can ask again.</div></div>"
     )
 

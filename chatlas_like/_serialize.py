@@ -2,7 +2,9 @@
 
 Never persisted (``NEVER_PERSISTED``): a result's ``exception`` object (``outcome``
 survives, so ``is_exception`` stays true, and ``error`` comes back as a
-:class:`~chatlas_like.RestoredToolError` with the type name and message), pending
+:class:`~chatlas_like.RestoredToolError` with the type name and message; the message,
+like an error given as text, is saved as :func:`~chatlas_like._redact.scrub` leaves
+it: without paths or secrets, as the model read it), pending
 ``message_expansion`` requests (so a restored chat cannot insert the same material
 twice), and values orjson cannot encode (a result's ``value`` when it is not plain
 data, and ``extra``, dropped with one warning). What the model read of each result is
@@ -39,6 +41,7 @@ from ._content import (
     ContentUploaded,
 )
 from ._errors import PersistenceError, RestoredToolError
+from ._redact import safe_error_message
 from ._tool_result import ContentToolResult
 from ._turn import TokenUsage, Turn, make_turn
 
@@ -251,11 +254,11 @@ def _result_from(data: dict[str, Any]) -> ContentToolResult:
 
 
 def _error_data(error: BaseException | str) -> Any:
+    # Scrubbed as what the model read was: a file must not hold a secret a failure quoted.
     if isinstance(error, str):
-        return error
-    if isinstance(error, RestoredToolError):
-        return {"type": error.type_name, "message": error.message}
-    return {"type": type(error).__name__, "message": str(error)}
+        return safe_error_message(error)
+    name = error.type_name if isinstance(error, RestoredToolError) else type(error).__name__
+    return {"type": name, "message": safe_error_message(error)}
 
 
 def _error_from(data: Any) -> BaseException | str:

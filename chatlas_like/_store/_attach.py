@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .._finalize import READ_MORE_TOOL, WholeResult
+from .._redact import safe_description
 from .._tools import Tool
 from .._utf8 import cut_to_bytes, utf8_length
 from ._protocol import StoreWarning, ToolResultStore
@@ -50,7 +51,7 @@ class StoreAttachment:
         except Exception as e:
             warnings.warn(
                 f"tool results {records[0].sequence}-{records[-1].sequence} of run {run_id} "
-                f"were not stored: {type(e).__name__}: {e}",
+                f"were not stored: {safe_description(e)}",
                 StoreWarning,
                 stacklevel=2,
             )
