@@ -362,9 +362,10 @@ class Chat:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Save the conversation to ``path``, atomically (see :mod:`chatlas_like._persist`).
 
-        Saved: provider, model, max_tokens, base_url, request parameters, options,
-        ``run_id``, system prompt, tool schemas (once) and turns. Never saved: the API
-        key, exception objects, pending message expansions, callbacks, the store.
+        Saved: provider, model, max_tokens, sampling parameters, options, ``run_id``,
+        system prompt, tool schemas (once) and turns. Never saved: the API key, the
+        endpoint and client settings, exception objects, pending message expansions,
+        callbacks, the store.
         """
         from ._persist import save_chat
 
@@ -378,6 +379,7 @@ class Chat:
         *,
         provider: Provider | None = None,
         api_key: str | None = None,
+        base_url: str | None = None,
         store: ToolResultStore | str | os.PathLike[str] | None = None,
         tenant_id: str | None = None,
         paging: bool = False,
@@ -396,6 +398,9 @@ class Chat:
             A provider to use instead of the one rebuilt from the file.
         api_key
             The API key (never saved); the provider's environment variable otherwise.
+        base_url
+            The endpoint (never taken from the file, which cannot redirect your key);
+            ``ANTHROPIC_BASE_URL`` or the provider's default otherwise.
         store, tenant_id, paging
             As for :class:`Chat` (a store is not saved with the chat).
         **options
@@ -414,6 +419,7 @@ class Chat:
             tools,
             provider=provider,
             api_key=api_key,
+            base_url=base_url,
             store=store,
             tenant_id=tenant_id,
             paging=paging,

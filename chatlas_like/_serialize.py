@@ -42,6 +42,7 @@ from ._content import (
 )
 from ._errors import PersistenceError, RestoredToolError
 from ._redact import safe_error_message
+from ._shape import check_fields, mismatch
 from ._tool_result import ContentToolResult
 from ._turn import TokenUsage, Turn, make_turn
 
@@ -124,21 +125,48 @@ def turns_to_data(turns: Sequence[Turn]) -> dict[str, Any]:
     return data
 
 
-def turns_from_data(data: Any) -> list[Turn]:
-    """Turns from :func:`turns_to_data`'s output."""
+def turns_from_data(data: Any, at: str = "") -> list[Turn]:
+    """Turns from :func:`turns_to_data`'s output.
+
+    Every field is checked as it is read: a malformed one raises
+    :class:`PersistenceError` naming it (``turns[2].contents[0]: text: expected str``),
+    prefixed by ``at`` (where the document sits in a larger one).
+    """
+
+    def named(field: str) -> str:
+        return f"{at}.{field}" if at else field
+
     if not isinstance(data, dict) or data.get("format") != TURNS_FORMAT:  # pyright: ignore[reportUnknownMemberType]
-        raise PersistenceError(f"not a {TURNS_FORMAT} document")
-    version = data.get("version")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    if not isinstance(version, int) or version > TURNS_VERSION:
+        raise PersistenceError(f"{at or 'the document'}: not a {TURNS_FORMAT} document")
+    document = cast(dict[str, Any], data)
+    version: Any = document.get("version")
+    if not _is_int(version) or version < 1:
+        raise PersistenceError(f"{named('version')}: must be a positive integer, got {version!r}")
+    if version > TURNS_VERSION:
         raise PersistenceError(
             f"this document has format version {version}; this chatlas_like reads up to "
             f"version {TURNS_VERSION}: upgrade chatlas_like to load it"
         )
-    turns = cast(list[dict[str, Any]], data["turns"])
+    turns = document.get("turns")
+    if not isinstance(turns, list):
+        raise PersistenceError(f"{named('turns')}: must be a list of turns")
     try:
-        return [_turn_from(t) for t in turns]
-    except (KeyError, TypeError, ValueError) as e:
-        raise PersistenceError(f"a turn could not be read: {type(e).__name__}: {e}") from None
+        return [_turn_from(t, f"{named('turns')}[{i}]") for i, t in enumerate(turns)]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    except _Malformed as e:
+        raise PersistenceError(f"a turn could not be read: {e.where}: {e.problem}") from None
+
+
+class _Malformed(Exception):
+    """A field of a document that is not what it must be."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}")
+        self.where = where
+        self.problem = problem
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 # -- turns ------------------------------------------------------------------------------------
@@ -158,15 +186,42 @@ def _turn_data(turn: Turn, notes: _Warnings) -> dict[str, Any]:
     return data
 
 
-def _turn_from(data: dict[str, Any]) -> Turn:
-    tokens = data.get("tokens")
+_ROLES = ("user", "assistant", "system")
+
+
+def _turn_from(data: Any, where: str) -> Turn:
+    if not isinstance(data, dict):
+        raise _Malformed(where, "must be an object")
+    turn = cast(dict[str, Any], data)
+    role = turn.get("role")
+    if role not in _ROLES:
+        found = "missing" if role is None else f"got {role!r}"
+        raise _Malformed(f"{where}.role", f"must be user, assistant or system ({found})")
+    contents = turn.get("contents")
+    if not isinstance(contents, list):
+        raise _Malformed(f"{where}.contents", "must be a list of contents")
+    tokens = turn.get("tokens")
+    if tokens is not None and not (
+        isinstance(tokens, list) and len(tokens) <= 4 and all(_is_int(n) for n in tokens)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    ):
+        raise _Malformed(f"{where}.tokens", "must be a list of up to four integers")
+    for name, kind in (("finish_reason", str), ("completion", dict)):
+        if turn.get(name) is not None and not isinstance(turn[name], kind):
+            raise _Malformed(f"{where}.{name}", f"must be a {kind.__name__} or null")
     return make_turn(
-        data["role"],
-        [content_from_data(c) for c in data["contents"]],
-        tokens=TokenUsage(*tokens) if tokens is not None else None,
-        finish_reason=data.get("finish_reason"),
-        completion=data.get("completion"),
+        role,
+        [_content_at(c, f"{where}.contents[{j}]") for j, c in enumerate(contents)],  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        tokens=TokenUsage(*tokens) if tokens is not None else None,  # pyright: ignore[reportUnknownArgumentType]
+        finish_reason=turn.get("finish_reason"),
+        completion=turn.get("completion"),
     )
+
+
+def _content_at(data: Any, where: str) -> Content:
+    try:
+        return content_from_data(data)
+    except (KeyError, TypeError, ValueError) as e:  # binascii.Error is a ValueError
+        raise _Malformed(where, f"{type(e).__name__}: {e}") from None
 
 
 # -- content ----------------------------------------------------------------------------------
@@ -189,16 +244,25 @@ def content_to_data(content: Content, notes: _Warnings | None = None) -> dict[st
 
 
 def content_from_data(data: dict[str, Any]) -> Content:
-    """One content object from :func:`content_to_data`'s output."""
-    kind = data["type"]
+    """One content object from :func:`content_to_data`'s output.
+
+    Raises ``TypeError`` or ``ValueError`` naming the field that is malformed.
+    """
+    if not isinstance(data, dict):  # pyright: ignore[reportUnnecessaryIsInstance]  # data from a file
+        raise TypeError(f"a content must be an object, got {type(data).__name__}")
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise ValueError(f"type: must be a string, got {kind!r}")
     values = {k: v for k, v in data.items() if k != "type"}
     if kind == ContentToolResult.content_type:
         return _result_from(values)
     if kind in _BINARY:
-        if values.get("data") is not None:
-            values["data"] = base64.b64decode(values["data"])
+        if isinstance(values.get("data"), str):
+            values["data"] = base64.b64decode(values["data"], validate=True)
+        check_fields(_BINARY[kind], values)
         return _BINARY[kind](**values)
     if kind in _SIMPLE:
+        check_fields(_SIMPLE[kind], values)
         return _SIMPLE[kind](**values)
     return ContentUnknown(dict(data))
 
@@ -234,8 +298,32 @@ def _result_data(result: ContentToolResult, notes: _Warnings) -> dict[str, Any]:
     return data
 
 
+_RESULT_FIELDS = {
+    "outcome": "str",
+    "model_format": "str",
+    "request": "dict[str, Any] | None",
+    "error": "str | dict[str, Any] | None",
+    "model_value": "str | dict[str, Any] | None",
+    "options": "dict[str, Any] | None",
+    "original_length": "int | None",
+    "stored_length": "int | None",
+    "is_truncated": "bool",
+    "value": "Any",
+    "extra": "Any",
+}
+
+
 def _result_from(data: dict[str, Any]) -> ContentToolResult:
+    for name, value in data.items():
+        annotation = _RESULT_FIELDS.get(name)
+        if annotation is None:
+            raise ValueError(f"{name}: not a field of a tool result")
+        problem = mismatch(value, annotation)
+        if problem is not None:
+            raise ValueError(f"{name}: {problem}")
     request = data.get("request")
+    if request is not None and request.get("type") != ContentToolRequest.content_type:
+        raise ValueError("request: must be a tool request")
     model_value = _model_value_from(data.get("model_value"))
     error = data.get("error")
     result = ContentToolResult(
@@ -264,7 +352,10 @@ def _error_data(error: BaseException | str) -> Any:
 def _error_from(data: Any) -> BaseException | str:
     if isinstance(data, str):
         return data
-    return RestoredToolError(str(data["type"]), str(data["message"]))
+    name, message = data.get("type"), data.get("message")
+    if not isinstance(name, str) or not isinstance(message, str):
+        raise ValueError("error: must hold a string type and message")
+    return RestoredToolError(name, message)
 
 
 def _model_value_data(value: Any, notes: _Warnings) -> Any:
@@ -287,13 +378,19 @@ def _item_data(item: Any, notes: _Warnings) -> dict[str, Any]:
 def _model_value_from(data: Any) -> Any:
     if isinstance(data, str) or data is None:
         return data
-    return [_item_from(item) for item in data["items"]]
+    items = data.get("items")
+    if not isinstance(items, list):
+        raise ValueError("model_value: must hold a list of items")
+    return [_item_from(item) for item in items]  # pyright: ignore[reportUnknownVariableType]
 
 
-def _item_from(item: dict[str, Any]) -> Any:
-    if item.get("type") == "raw":
-        return item["value"]
-    return content_from_data(item)
+def _item_from(item: Any) -> Any:
+    if not isinstance(item, dict):
+        raise ValueError("model_value: every item must be an object")
+    block = cast(dict[str, Any], item)
+    if block.get("type") == "raw":
+        return block["value"]
+    return content_from_data(block)
 
 
 def _encodable(value: Any) -> bool:
