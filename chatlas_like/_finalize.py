@@ -4,7 +4,10 @@ Every result passes here once before it enters the history, whatever produced it
 tool, a refusal, an interrupt repair):
 
 1. its model-facing value is computed and cached; a value with no form in its
-   ``model_format`` becomes an ``error`` result that says what the value was;
+   ``model_format`` becomes an ``error`` result that says what the value was; text
+   UTF-8 cannot encode (a file name in another encoding) is sent with replacement
+   characters and a note, and a value that still cannot be put into words becomes an
+   ``error`` result saying the call ran (never ``refused``: it must not run twice);
 2. a value over ``max_result_bytes`` UTF-8 bytes (the tool's limit, else the chat's)
    is cut on a character boundary and a one-line notice is appended; the result records
    ``original_length``, ``stored_length`` and ``is_truncated``; in a content list
@@ -30,7 +33,7 @@ from ._history import History
 from ._model_format import FormatError
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
-from ._utf8 import cut_to_bytes, utf8_length
+from ._utf8 import clean_text, cut_to_bytes, replace_surrogates, replacement_note, utf8_length
 
 __all__ = [
     "READ_MORE_TOOL",
@@ -155,9 +158,48 @@ def truncate(
 
 
 def _whole(result: ContentToolResult, sequence: int) -> WholeResult:
+    try:
+        text = _text(result.get_model_value())
+        return WholeResult(result, text, utf8_length(text), sequence)
+    except (UnicodeEncodeError, orjson.JSONEncodeError):
+        result = _sendable(result)  # rare: the common path pays nothing for it
+        text = _text(result.get_model_value())
+        return WholeResult(result, text, utf8_length(text), sequence)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
+
+
+def _sendable(result: ContentToolResult) -> ContentToolResult:
+    """``result`` with text UTF-8 cannot encode replaced (and a note saying so), or, for
+    a value that still cannot be put into words, an error saying the call ran."""
     value = result.get_model_value()
-    text = value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
-    return WholeResult(result, text, utf8_length(text), sequence)
+    if isinstance(value, str):
+        return result.with_model_value(clean_text(value))
+    items = cast(list[Any], value) if isinstance(value, list) else [value]
+    cleaned: list[Any] = []
+    replaced = 0
+    for item in items:
+        text = block_text(item)
+        if text is None:
+            cleaned.append(item)
+            continue
+        clean, count = replace_surrogates(text)
+        replaced += count
+        cleaned.append(ContentText(clean) if count else item)
+    if replaced:
+        cleaned.append(ContentText(replacement_note(replaced).lstrip("\n")))
+    try:
+        orjson.dumps(cleaned, default=str)
+    except (orjson.JSONEncodeError, UnicodeEncodeError) as e:
+        why = f"{type(e.__cause__ or e).__name__}: {e.__cause__ or e}"
+        message = (
+            f"The tool ran, but what it returned cannot be sent to the model ({why}). "
+            "Do not call it again for this request."
+        )
+        return replace(result, error=message, outcome="error", message_expansion=None)
+    return result.with_model_value(cleaned)
 
 
 _TEXT_BLOCK = len(orjson.dumps({"type": "text", "text": ""}))  # a text block's JSON frame

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from ._content import ContentToolRequest
 from ._errors import HistoryError
-from ._tool_result import ContentToolResult, refused
+from ._tool_result import ContentToolResult, failed, refused
 from ._turn import Turn, UserTurn
 
 __all__ = ["History", "answer_dangling", "unanswered_requests"]
@@ -95,16 +95,21 @@ def answer_dangling(
     turns: list[Turn],
     reason: str,
     finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]] | None = None,
+    *,
+    ran: bool = False,
 ) -> list[ContentToolResult]:
     """Answer the last assistant turn's unanswered requests with refused results.
 
     The results go into the user turn right after the assistant turn (created if
-    needed), tool results first, so the next request is valid.
+    needed), tool results first, so the next request is valid. With ``ran`` (the calls
+    ran, but their results were lost) they are ``error`` results: a refusal would tell
+    the model it is safe to send the calls again.
     """
     pending = unanswered_requests(turns)
     if not pending:
         return []
-    results = [refused(request, reason) for request in pending]
+    answer = failed if ran else refused
+    results = [answer(request, reason) for request in pending]
     if finalize is not None:
         results = finalize(results)
     index = max(i for i, t in enumerate(turns) if t.role == "assistant") + 1

@@ -50,6 +50,10 @@ TURN_SEPARATOR = "\n\n"
 CUT_OFF = "The response was cut off before this call was complete; send the call again."
 STOPPED = "Not run: the user stopped the response before this call was answered."
 STREAM_ENDED = "the response stream ended before the model finished its answer"
+RAN_UNRECORDED = (
+    "The call may have run, but its result was lost before it could be recorded; "
+    "check its effect before calling it again."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +119,7 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
     history = run.history
     run.token = token = history.claim()
     echo = run.echo
+    ran = False
     assert echo is not None
     try:
         if prompt is not None:
@@ -157,8 +162,10 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
             _check_limits(run, requests)
             done: ToolsDone = yield RunTools(requests)
             history.check(token)
+            ran = True  # from here on, a failure must not call these requests "not run"
             results = run.finalize(done.results)
             history.append(UserTurn(results), token)
+            ran = False
             for result in results:
                 echo.content(result)
                 if run.yield_content:
@@ -173,7 +180,8 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
             answer_dangling(history.turns, STOPPED, run.finalize)
     except BaseException as error:
         if history.owns(token):
-            answer_dangling(history.turns, _reason(error), run.finalize)
+            reason = RAN_UNRECORDED if ran else _reason(error)
+            answer_dangling(history.turns, reason, _safe(run.finalize), ran=ran)
         raise
     finally:
         echo.finish()
@@ -258,6 +266,21 @@ def _stop(run: Run, requests: list[Any], why: str) -> None:
         f"The chat stopped asking the model: the {why}. The history is valid; "
         "raise the limit or call chat() again to continue."
     )
+
+
+def _safe(
+    finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]],
+) -> Callable[[list[ContentToolResult]], list[ContentToolResult]]:
+    """``finalize``, or the results as they are when it fails again (the repair must
+    not fail: the history stays valid)."""
+
+    def guarded(results: list[ContentToolResult]) -> list[ContentToolResult]:
+        try:
+            return finalize(results)
+        except Exception:
+            return results
+
+    return guarded
 
 
 def _reason(error: BaseException) -> str:

@@ -81,6 +81,7 @@ from ._content import (
     ContentPDF,
     ContentText,
 )
+from ._utf8 import replace_surrogates, replacement_note
 
 __all__ = ["CYCLE_MARKER", "FormatError", "format_value", "is_media", "to_json_text"]
 
@@ -224,7 +225,7 @@ def _recover(value: Any, auto: bool, error: _JSONEncodeError) -> Any:
     message = str(error)
     if isinstance(cause, FormatError):
         failure = cause
-    elif "Recursion limit" in message or "64-bit" in message or "Dict key must be" in message:
+    elif any(sign in message for sign in _NORMALISABLE):
         try:
             return _normalised_json(value, auto)
         except _NoForm as e:
@@ -238,11 +239,17 @@ def _recover(value: Any, auto: bool, error: _JSONEncodeError) -> Any:
     raise failure from None
 
 
+# What orjson says of a value that _Normaliser makes encodable: too deep (a cycle), an
+# int beyond 64 bits, a key that is not a string, text UTF-8 cannot encode.
+_NORMALISABLE = ("Recursion limit", "64-bit", "Dict key must be", "surrogates not allowed")
+
+
 def _normalised_json(value: Any, auto: bool) -> str:
     normaliser = _Normaliser(auto)
     try:
         normalised = normaliser.walk(value)
-        return _dumps(normalised, default=normaliser.default, option=_opts()).decode()
+        text = _dumps(normalised, default=normaliser.default, option=_opts()).decode()
+        return text + replacement_note(normaliser.replaced) if normaliser.replaced else text
     except _JSONEncodeError as e:
         if isinstance(e.__cause__, FormatError):
             raise e.__cause__ from None
@@ -256,17 +263,26 @@ def _normalised_json(value: Any, auto: bool) -> str:
 
 
 class _Normaliser:
-    """Makes big ints and non-str keys encodable; in ``auto``, marks cycles."""
+    """Makes big ints, non-str keys and text with lone surrogates encodable (counting the
+    characters replaced); in ``auto``, marks cycles."""
 
     def __init__(self, auto: bool) -> None:
         self.auto = auto
         self.active: set[int] = set()
+        self.replaced = 0
 
     def default(self, value: Any) -> Any:
         return self.walk(_DEFAULTS[self.auto](value))
 
+    def text(self, value: str) -> str:
+        clean, count = replace_surrogates(value)
+        self.replaced += count
+        return clean
+
     def walk(self, value: Any) -> Any:
         kind: Any = cast(Any, type(value))
+        if kind is str:
+            return self.text(value)
         if kind is int:
             return value if _MIN_INT <= value <= _MAX_INT else _big_int(value)
         if kind is not dict and kind is not list and kind is not tuple:
@@ -282,7 +298,7 @@ class _Normaliser:
         try:
             if kind is dict:
                 items = cast(dict[Any, Any], value).items()
-                return {_key(k): self.walk(v) for k, v in items}
+                return {self.text(_key(k)): self.walk(v) for k, v in items}
             return [self.walk(v) for v in value]
         finally:
             self.active.discard(marker)

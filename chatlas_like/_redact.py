@@ -31,7 +31,7 @@ import re
 from functools import lru_cache
 from typing import cast
 
-from ._utf8 import cut_to_bytes
+from ._utf8 import clean_text, cut_to_bytes
 
 __all__ = [
     "MAX_FAILURE_BYTES",
@@ -149,10 +149,13 @@ def _home_pattern(home: str) -> re.Pattern[str]:
 def scrub(text: str) -> str:
     """``text`` without a traceback, absolute paths or secrets; not cut.
 
+    Characters UTF-8 cannot encode are replaced (and a note says so), so the text can
+    be sent, saved and printed.
+
     What is saved, stored, displayed, warned about or logged of a failure goes through
     this: it is what :func:`failure_message` does, without the size cut.
     """
-    return redact(strip_paths(_TRACEBACK.sub("", text)))
+    return redact(strip_paths(_TRACEBACK.sub("", clean_text(text))))
 
 
 def _base_name(path: str) -> str:
