@@ -38,6 +38,7 @@ from ._echo import Echo
 from ._errors import ChatlasLikeError, ProviderError, StreamInterruptedError, ToolLoopLimitError
 from ._history import History, answer_dangling
 from ._options import ChatOptions
+from ._tool_ids import UniqueIds
 from ._tool_result import ContentToolResult, refused
 from ._tool_runner import INTERRUPTED_PENDING, ToolsDone
 from ._tools import Tool, ToolBuiltIn
@@ -194,6 +195,7 @@ class _Stopped(Exception):
 def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
     """Feed provider events to the accumulator, emitting deltas; the finished turn."""
     accumulator = run.provider.accumulator(run.spec)
+    ids = UniqueIds(run.history.turns)  # a repeated tool-use id would break every later request
     echo = run.echo
     assert echo is not None
     echo_text = echo.text
@@ -219,6 +221,7 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
                     run.text_yielded = True
                     yield out
             elif isinstance(out, Content):
+                out = ids.check(out)
                 echo.content(out)
                 if run.yield_content:
                     yield out
@@ -226,16 +229,16 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
         partial = accumulator.partial_turn()
         if partial is None or not run.history.owns(run.token):
             raise
-        run.history.append(partial, run.token)
+        run.history.append(ids.turn(partial), run.token)
         if isinstance(error, ChatlasLikeError):
             raise StreamInterruptedError(f"{STREAM_ENDED}: {error}") from error
         raise
     if not accumulator.complete:
         partial = accumulator.partial_turn()
         if partial is not None:
-            run.history.append(partial, run.token)
+            run.history.append(ids.turn(partial), run.token)
         raise StreamInterruptedError(f"{STREAM_ENDED} (no message_stop event)")
-    return accumulator.turn()
+    return ids.turn(accumulator.turn())
 
 
 def _check_limits(run: Run, requests: list[Any]) -> None:
