@@ -918,7 +918,9 @@ class ChatResponse:
         return f"ChatResponse({self.content!r})"
 
     def _repr_markdown_(self) -> str:
-        return self.get_content()
+        from ._safe_markdown import safe_markdown
+
+        return safe_markdown(self.get_content())  # no raw HTML or remote image in a notebook
 
 
 class ChatResponseAsync:
@@ -953,6 +955,11 @@ class ChatResponseAsync:
 
     def __repr__(self) -> str:
         return f"ChatResponseAsync({self.content!r})"
+
+    def _repr_markdown_(self) -> str:
+        from ._safe_markdown import safe_markdown
+
+        return safe_markdown(self.content)  # no raw HTML or remote image in a notebook
 
 
 class ChatStream(Iterator[T]):

@@ -12,7 +12,9 @@ result is finalised, and cached; a preview slices that text. Arguments are cut t
 way (long strings and lists are shortened before they are encoded). Everything the model
 or a tool controls is HTML-escaped (model prose is rendered as Markdown with raw HTML
 turned off), so a result holding ``<script>`` renders as text; Markdown renderings put
-it in code spans and fences it cannot break out of.
+it in code spans and fences it cannot break out of, and model prose there has its raw
+HTML escaped and its images turned into text (:mod:`chatlas_like._safe_markdown`), as
+in HTML.
 """
 
 from __future__ import annotations
@@ -269,7 +271,9 @@ def content_markdown(content: Content) -> str:
     from ._tool_result import ContentToolResult
 
     if isinstance(content, ContentText):
-        return content.text
+        from ._safe_markdown import safe_markdown
+
+        return safe_markdown(content.text)  # a notebook renders raw HTML and fetches images
     if isinstance(content, ContentToolRequest):
         return f"🔧 **tool call** {_code_span(format_call(content))}"
     if isinstance(content, ContentToolResult):
