@@ -27,6 +27,7 @@ from ._chat import Chat
 from ._content import Content, ContentToolRequest
 from ._echo import ConsoleEcho, EchoMode
 from ._errors import ChatlasLikeError
+from ._terminal_safe import safe
 from ._tool_result import ContentToolResult
 from ._turn import Turn, UserTurn
 
@@ -172,7 +173,7 @@ class ProgressEcho(ConsoleEcho):
         self._end_line()
         self._file.flush()
         self._live = Live(
-            self._status,
+            safe(self._status),  # tool names and arguments come from the model
             console=self.console,
             transient=True,
             auto_refresh=self._auto_refresh,
@@ -217,7 +218,7 @@ def ask(chat: Chat, prompt: str, echo: ProgressEcho) -> bool:
 
         # The message is not markup: ``[/path]`` in it would make rich raise here.
         echo.console.print(
-            Text.assemble((f"✖ {type(e).__name__}:", "bold red"), " ", safe_error_message(e)),
+            safe(Text.assemble((f"✖ {type(e).__name__}:", "bold red"), " ", safe_error_message(e))),
             highlight=False,
         )
         return False

@@ -7,6 +7,10 @@ re-rendered with what came before, so 100 tool rounds cost 100 times one round.
 
 ``echo=`` modes: ``"none"``; ``"text"`` (the model's text); ``"output"`` (text, tool
 requests and results); ``"all"`` (also the user's prompt).
+
+What the model or a tool controls reaches a terminal without control sequences
+(:mod:`chatlas_like._terminal_safe`): every write below goes through ``safe()`` or
+``strip_controls()``.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from ._content import (
     ContentThinkingDelta,
     ContentToolRequest,
 )
+from ._terminal_safe import safe, strip_controls
 from ._tool_result import ContentToolResult
 
 if TYPE_CHECKING:
@@ -111,7 +116,7 @@ class ConsoleEcho:
         from rich.text import Text
 
         self._end_line()
-        self.console.print(Text("👤 ", style="bold") + Text(turn.text))
+        self.console.print(safe(Text("👤 ", style="bold") + Text(turn.text)))
         self._line_start = True
 
     def inserted_turn(self, turn: Turn) -> None:
@@ -123,12 +128,12 @@ class ConsoleEcho:
 
         self._end_line()
         label = Text(f"↳ inserted {turn.role} message: ", style="bold magenta")
-        self.console.print(label + Text(first_lines(turn.text, 3), style="dim"))
+        self.console.print(safe(label + Text(first_lines(turn.text, 3), style="dim")))
 
     def text(self, delta: str) -> None:
         if not delta:
             return
-        self._file.write(delta)
+        self._file.write(strip_controls(delta))
         self._line_start = delta.endswith("\n")
 
     def content(self, item: Content) -> None:
@@ -150,16 +155,16 @@ class ConsoleEcho:
                 self.console.print(Text("💭 [redacted thinking]", style="dim"))
         elif isinstance(item, ContentToolRequest):
             self._end_line()
-            self.console.print(Text(f"🔧 {format_call(item)}", style="bold cyan"))
+            self.console.print(safe(Text(f"🔧 {format_call(item)}", style="bold cyan")))
         elif isinstance(item, ContentToolResult):
             self._end_line()
-            self.console.print(result_rich(item))
+            self.console.print(safe(result_rich(item)))
         elif isinstance(item, ContentText):
             self.text(item.text)
             return
         else:
             self._end_line()
-            self.console.print(Text(str(item), style="dim"))
+            self.console.print(safe(Text(str(item), style="dim")))
         self._line_start = True
 
     def _thinking_delta(self, delta: ContentThinkingDelta) -> None:
@@ -172,7 +177,7 @@ class ConsoleEcho:
         elif delta.phase == "end":
             self._end_line()
         elif delta.thinking:
-            self._file.write(f"{self._dim}{delta.thinking}{self._undim}")
+            self._file.write(f"{self._dim}{strip_controls(delta.thinking)}{self._undim}")
             self._line_start = delta.thinking.endswith("\n")
 
     def _server_tool(self, item: ContentServerToolRequest | ContentServerToolResult) -> None:
@@ -180,13 +185,13 @@ class ConsoleEcho:
 
         title, lines, error = server_tool_lines(item)
         if not lines:
-            self.console.print(title, style="bold red" if error else "bold cyan", markup=False)
+            self.console.print(safe(title), style="bold red" if error else "bold cyan")
             return
         from rich.panel import Panel
         from rich.text import Text
 
         body = Text("\n".join(lines), style="dim")
-        self.console.print(Panel(body, title=title, title_align="left", expand=False))
+        self.console.print(safe(Panel(body, title=title, title_align="left", expand=False)))
 
     def finish(self) -> None:
         self._end_line()
