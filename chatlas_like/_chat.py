@@ -116,8 +116,18 @@ class Chat:
 
     @property
     def run_id(self) -> str:
-        """The id of this conversation's run (keys its results in a tool-result store)."""
+        """The id of this conversation's run (keys its results in a tool-result store).
+
+        Always this chat's own: a loaded or copied chat gets a new one, so two chats
+        never write over each other's results (see :attr:`parent_runs`).
+        """
         return self._history.run_id
+
+    @property
+    def parent_runs(self) -> tuple[str, ...]:
+        """The runs this chat's earlier results were stored under, nearest first (the run
+        of the chat it was loaded or copied from, then that one's parents)."""
+        return self._history.parent_runs
 
     def get_turns(self, *, include_system_prompt: bool = False) -> list[Turn]:
         """The conversation's turns, oldest first.
@@ -739,7 +749,9 @@ class Chat:
     def _install_pager(self) -> None:
         if self._store is not None and self._store.paging:
             tool = self._store.paging_tool(
-                lambda: self._history.run_id, lambda: self.options.max_result_bytes
+                lambda: (self._history.run_id, *self._history.parent_runs),
+                lambda: self._history.answered_ids(),
+                lambda: self.options.max_result_bytes,
             )
             self._tools[tool.name] = tool
 
@@ -758,7 +770,10 @@ class Chat:
         """A copy with its own history (deep-copied) and its own run; provider and tools
         are shared. The copy's tool results are numbered from 1 in its new run."""
         new = _copy.copy(self)
-        new._history = History(_copy.deepcopy(self._history.turns))
+        new._history = History(
+            _copy.deepcopy(self._history.turns),
+            parent_runs=(self.run_id, *self._history.parent_runs),
+        )
         new._tools = dict(self._tools)
         new._on_tool_request = self._on_tool_request.copy()
         new._on_tool_result = self._on_tool_result.copy()

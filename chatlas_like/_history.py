@@ -25,13 +25,25 @@ SUPERSEDED = (
 
 
 class History:
-    """The turns of a conversation, the run id, and the tool-result sequence counter."""
+    """The turns of a conversation, the run id, and the tool-result sequence counter.
 
-    __slots__ = ("_owner", "last_sequence", "run_id", "turns")
+    ``run_id`` is the run this history writes its tool results under: always its own
+    (a loaded or copied chat gets a new one), so two chats never write over each
+    other's results. ``parent_runs`` are the runs its earlier results were written
+    under, nearest first: a loaded chat reads them (paging), never writes them.
+    """
 
-    def __init__(self, turns: Sequence[Turn] = (), run_id: str | None = None) -> None:
+    __slots__ = ("_owner", "last_sequence", "parent_runs", "run_id", "turns")
+
+    def __init__(
+        self,
+        turns: Sequence[Turn] = (),
+        run_id: str | None = None,
+        parent_runs: Sequence[str] = (),
+    ) -> None:
         self.turns: list[Turn] = list(turns)
         self.run_id = run_id or str(uuid.uuid4())
+        self.parent_runs: tuple[str, ...] = tuple(parent_runs)
         self.last_sequence = 0
         self._owner: object | None = None
 
@@ -66,6 +78,16 @@ class History:
         """New turns; any running writer is superseded."""
         self._owner = object()
         self.turns = list(turns)
+
+    def answered_ids(self) -> set[str]:
+        """The ids of the tool requests this history holds a result for."""
+        return {
+            result.request.id
+            for turn in self.turns
+            if turn.role == "user"
+            for result in turn.tool_results
+            if result.request is not None
+        }
 
     def next_sequences(self, count: int) -> range:
         """The next ``count`` tool-result sequence numbers of this run (1-based)."""

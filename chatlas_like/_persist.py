@@ -6,7 +6,8 @@ One JSON document (orjson), versioned::
      "provider": {"name": "anthropic", "model": ..., "max_tokens": ...,
                   "cache": ..., "prefill": ..., "structured_output_mode": ...,
                   "reasoning": ...},
-     "params": {...}, "options": {...}, "run_id": "...", "last_sequence": 3,
+     "params": {...}, "options": {...}, "run_id": "...", "parent_runs": ["..."],
+     "last_sequence": 3,
      "system_prompt": "...", "tools": [{"name": ..., "description": ...,
      "input_schema": {...}}], "turns": {... the turns document of _serialize ...}}
 
@@ -22,6 +23,10 @@ file that carries such settings loads with one warning naming what was ignored. 
 sampling parameters (``temperature``, ``top_p``, ``top_k``, ``max_tokens``,
 ``stop_sequences``) are taken from ``params``. Every field is checked as it is read: a
 malformed one raises :class:`PersistenceError` naming it.
+
+A loaded chat continues under a new ``run_id`` of its own: ``parent_runs`` lists the
+runs its earlier results were stored under (nearest first), which it may page through
+but never writes; sequence numbers carry on from ``last_sequence``.
 
 Writes are atomic: the document goes to a temporary file in the same folder, which is
 flushed and fsynced, then renamed over the target, and the folder is fsynced; a process
@@ -90,6 +95,7 @@ _TOP_FIELDS = {
     "tools": "list[Any] | None",
     "provider": "dict[str, Any]",
     "run_id": "str",
+    "parent_runs": "list[str]",
     "last_sequence": "int | None",
 }
 _REQUIRED = ("provider", "run_id", "turns")
@@ -128,6 +134,7 @@ def chat_document(chat: Chat) -> dict[str, Any]:
         "params": dict(chat._params),
         "options": asdict(chat.options),
         "run_id": chat.run_id,
+        "parent_runs": list(chat.parent_runs),
         "last_sequence": chat._history.last_sequence,
         "system_prompt": chat.system_prompt,
         "tools": [_tool_data(t) for t in chat.get_tools()],
@@ -237,8 +244,10 @@ def load_chat(
     )
     chat.set_tools(_in_saved_order(document.get("tools"), [*tools, *chat._tools.values()]))
     chat._params = params
-    chat._history.run_id = str(document["run_id"])
-    chat._history.last_sequence = int(document.get("last_sequence") or 0)
+    # What this chat adds goes under its own new run (History made one), linked to the
+    # saved run: two chats continuing one file never write over each other's results.
+    chat._history.parent_runs = (document["run_id"], *document.get("parent_runs", ()))
+    chat._history.last_sequence = document.get("last_sequence") or 0
     chat.set_turns(turns)
     _warn_missing_tools(turns, chat, where)
     return chat
@@ -297,9 +306,12 @@ def _check_fields(document: dict[str, Any], where: str) -> None:
         problem = mismatch(document[name], annotation)
         if problem is not None:
             raise PersistenceError(f"{where}: {name}: {problem}")
-    run_id = document["run_id"]
-    if not _canonical_uuid(run_id):
-        raise PersistenceError(f"{where}: run_id: must be a UUID like {uuid.uuid4()}")
+    for name, run_id in [
+        ("run_id", document["run_id"]),
+        *(("parent_runs", run) for run in document.get("parent_runs", ())),
+    ]:
+        if not _canonical_uuid(run_id):
+            raise PersistenceError(f"{where}: {name}: must hold UUIDs like {uuid.uuid4()}")
     last = document.get("last_sequence")
     if last is not None and last < 0:
         raise PersistenceError(f"{where}: last_sequence: must be 0 or more, got {last}")

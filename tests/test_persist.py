@@ -147,7 +147,7 @@ def test_a_loaded_chat_has_the_same_turns_run_and_settings(
     chat.save(tmp_path / "chat.json")
     loaded = Chat.load(tmp_path / "chat.json", TOOLS, api_key=TEST_KEY)
     assert to_json(loaded.get_turns()) == to_json(chat.get_turns())
-    assert loaded.run_id == chat.run_id and loaded.system_prompt == "Be terse."
+    assert loaded.parent_runs == (chat.run_id,) and loaded.system_prompt == "Be terse."
     assert loaded.provider.model == chat.provider.model
     assert loaded.options == chat.options and loaded._params == {"temperature": 0.25}
     assert loaded._history.last_sequence == 3
@@ -249,7 +249,7 @@ def test_load_puts_the_tools_in_their_saved_order(
     assert [t.name for t in loaded.get_tools()] == ["frame", "boom", "long_text"]
 
 
-def test_a_loaded_chat_continues_the_runs_sequence_numbers_in_the_store(
+def test_a_loaded_chat_continues_the_sequence_numbers_in_a_run_of_its_own(
     serve: Callable[..., Any], tmp_path: Path
 ) -> None:
     server = serve([Reply.tool_call("boom", {"city": c}) for c in "AB"] + [Reply.text("ok")] * 2)
@@ -264,12 +264,10 @@ def test_a_loaded_chat_continues_the_runs_sequence_numbers_in_the_store(
     )
     loaded.chat("More", echo="none")  # served the spare "ok"
     loaded.chat("And more", echo="none")
-    records = store.list("acme", chat.run_id)
-    assert [(r.sequence, r.tool_call_id) for r in records] == [
-        (1, "toolu_0001"),
-        (2, "toolu_0002"),
-        (3, "toolu_0003"),
-    ]
+    saved = [(r.sequence, r.tool_call_id) for r in store.list("acme", chat.run_id)]
+    added = [(r.sequence, r.tool_call_id) for r in store.list("acme", loaded.run_id)]
+    assert saved == [(1, "toolu_0001"), (2, "toolu_0002")] and added == [(3, "toolu_0003")]
+    assert loaded.parent_runs == (chat.run_id,)
 
 
 def document() -> Any:

@@ -24,12 +24,14 @@ class StoreWarning(UserWarning):
 
 @dataclass(frozen=True, slots=True)
 class StoredRange:
-    """Bytes ``offset`` to ``offset + len(data)`` of a stored result (UTF-8)."""
+    """Bytes ``offset`` to ``offset + len(data)`` of a stored result (UTF-8), and the id
+    of the tool call it answers."""
 
     data: bytes
     offset: int
     stored_length: int
     original_length: int | None
+    tool_call_id: str | None = None
 
 
 @runtime_checkable

@@ -156,12 +156,12 @@ class PostgresStore:
         with self._connection() as conn:
             row = conn.execute(
                 "SELECT substring(convert_to(result, 'UTF8') FROM %s FOR %s), stored_length, "
-                f"original_length FROM tool_results WHERE {_KEY} AND sequence = %s",
+                f"original_length, tool_call_id FROM tool_results WHERE {_KEY} AND sequence = %s",
                 (offset + 1, length, tenant_id or "", run, sequence),
             ).fetchone()
         if row is None:
             return None
-        return StoredRange(bytes(row[0] or b""), offset, row[1] or 0, row[2])
+        return StoredRange(bytes(row[0] or b""), offset, row[1] or 0, row[2], row[3])
 
     def close(self) -> None:
         with self._lock:

@@ -156,15 +156,15 @@ class SqliteStore:
             row = (
                 self._connection()
                 .execute(
-                    "SELECT substr(CAST(result AS BLOB), ?, ?), stored_length, original_length "
-                    f"FROM tool_results WHERE {_KEY} AND sequence = ?",
+                    "SELECT substr(CAST(result AS BLOB), ?, ?), stored_length, original_length, "
+                    f"tool_call_id FROM tool_results WHERE {_KEY} AND sequence = ?",
                     (offset + 1, length, tenant_id or "", interaction_process_id, sequence),
                 )
                 .fetchone()
             )
         if row is None:
             return None
-        return StoredRange(bytes(row[0] or b""), offset, row[1] or 0, row[2])
+        return StoredRange(bytes(row[0] or b""), offset, row[1] or 0, row[2], row[3])
 
     def close(self) -> None:
         with self._lock:
