@@ -64,6 +64,19 @@ class ToolResultStore(Protocol):
         """The run's records of this tenant, by sequence."""
         ...
 
+    def list_page(
+        self,
+        tenant_id: str | None,
+        interaction_process_id: str,
+        *,
+        after: int = 0,
+        limit: int,
+        with_result: bool = True,
+    ) -> list[ToolResultRecord]:
+        """Up to ``limit`` of the run's records with a sequence above ``after``, by
+        sequence; without ``with_result`` their ``result`` is None (not read at all)."""
+        ...
+
     def get_range(
         self,
         tenant_id: str | None,

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ._protocol import SCHEMA_VERSION, StoredRange, StoreError
-from ._record import ToolResultRecord, now_ms
+from ._record import ToolResultRecord, check_run_id, now_ms
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -30,6 +30,7 @@ _COLUMNS = (
     "interaction_process_id, sequence, tool_call_id, result, stored_length, original_length, "
     "is_truncated, is_error, tenant_id, id, date_created, date_updated"
 )
+_META_COLUMNS = _COLUMNS.replace(" result,", " NULL,")  # a listing without the bodies
 _SCHEMA = """
 CREATE TABLE tool_results (
     interaction_process_id uuid NOT NULL,
@@ -142,6 +143,27 @@ class PostgresStore:
             ).fetchall()
         return [_record(row) for row in rows]
 
+    def list_page(
+        self,
+        tenant_id: str | None,
+        interaction_process_id: str,
+        *,
+        after: int = 0,
+        limit: int,
+        with_result: bool = True,
+    ) -> list[ToolResultRecord]:
+        run = _uuid(interaction_process_id)
+        if run is None:
+            return []
+        columns = _COLUMNS if with_result else _META_COLUMNS
+        with self._connection() as conn:
+            rows = conn.execute(
+                f"SELECT {columns} FROM tool_results WHERE {_KEY} AND sequence > %s "
+                "ORDER BY sequence LIMIT %s",
+                (tenant_id or "", run, after, limit),
+            ).fetchall()
+        return [_record(row) for row in rows]
+
     def get_range(
         self,
         tenant_id: str | None,
@@ -219,6 +241,7 @@ def _ensure_schema(conn: Any) -> None:
 
 
 def _row(record: ToolResultRecord, now: datetime) -> tuple[Any, ...]:
+    check_run_id(record.interaction_process_id)  # uuid.UUID() would take other spellings
     return (
         uuid.UUID(record.interaction_process_id),
         record.sequence,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._protocol import SCHEMA_VERSION, StoredRange, StoreError
-from ._record import ToolResultRecord, now_ms
+from ._record import ToolResultRecord, check_run_id, now_ms
 
 if TYPE_CHECKING:
     import sqlite3
@@ -37,6 +37,7 @@ _COLUMNS = (
     "interaction_process_id, sequence, tool_call_id, result, stored_length, original_length, "
     "is_truncated, is_error, tenant_id, id, date_created, date_updated"
 )
+_META_COLUMNS = _COLUMNS.replace(" result,", " NULL,")  # a listing without the bodies
 _SCHEMA = """
 CREATE TABLE tool_results (
     interaction_process_id TEXT NOT NULL,
@@ -144,6 +145,28 @@ class SqliteStore:
             )
         return [_record(row) for row in rows]
 
+    def list_page(
+        self,
+        tenant_id: str | None,
+        interaction_process_id: str,
+        *,
+        after: int = 0,
+        limit: int,
+        with_result: bool = True,
+    ) -> list[ToolResultRecord]:
+        columns = _COLUMNS if with_result else _META_COLUMNS
+        with self._lock:
+            rows = (
+                self._connection()
+                .execute(
+                    f"SELECT {columns} FROM tool_results WHERE {_KEY} AND sequence > ? "
+                    "ORDER BY sequence LIMIT ?",
+                    (tenant_id or "", interaction_process_id, after, limit),
+                )
+                .fetchall()
+            )
+        return [_record(row) for row in rows]
+
     def get_range(
         self,
         tenant_id: str | None,
@@ -242,6 +265,7 @@ def _schema_version(conn: sqlite3.Connection) -> int | None:
 
 
 def _row(record: ToolResultRecord, now: datetime) -> tuple[Any, ...]:
+    check_run_id(record.interaction_process_id)
     ms = _to_ms(now)
     return (
         record.interaction_process_id,
