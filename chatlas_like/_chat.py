@@ -744,6 +744,7 @@ class Chat:
             max_result_bytes=options.max_result_bytes,
             keeper=self._store,
             store_max_bytes=options.store_max_bytes,
+            tool_timeout=options.tool_timeout,
         )
 
     def _install_pager(self) -> None:

@@ -3,7 +3,10 @@
 Every result passes here once before it enters the history, whatever produced it (a
 tool, a refusal, an interrupt repair):
 
-1. its model-facing value is computed and cached; a value with no form in its
+1. its model-facing value is computed and cached, reading no collection past the
+   result's ``max_result_bytes`` items and, when the tool has a timeout (its own or
+   ``tool_timeout``), within that timeout (an overrun is an ``error`` result); a value
+   with no form in its
    ``model_format`` becomes an ``error`` result that says what the value was; text
    UTF-8 cannot encode (a file name in another encoding) is sent with replacement
    characters and a note, and a value that still cannot be put into words becomes an
@@ -22,6 +25,7 @@ what it kept, the cut's notice tells the model how.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -30,7 +34,7 @@ import orjson
 
 from ._content import ContentText
 from ._history import History
-from ._model_format import FormatError
+from ._model_format import ITEM_BUDGET, FormatError
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
 from ._utf8 import clean_text, cut_to_bytes, replace_surrogates, replacement_note, utf8_length
@@ -89,10 +93,11 @@ class Finalizer:
     max_result_bytes: int
     keeper: Keeper | None = None
     store_max_bytes: int = 10_000_000
+    tool_timeout: float | None = None
 
     def __call__(self, results: list[ContentToolResult]) -> list[ContentToolResult]:
         sequences = self.history.next_sequences(len(results))
-        batch = [_whole(_formatted(r), n) for r, n in zip(results, sequences, strict=True)]
+        batch = [_whole(self._formatted(r), n) for r, n in zip(results, sequences, strict=True)]
         readable = self._keep(batch)
         return [self._limit(item, pageable) for item, pageable in zip(batch, readable, strict=True)]
 
@@ -113,6 +118,17 @@ class Finalizer:
             return read_more_hint(item.sequence, readable, kept)
 
         return truncate(item.result, item.text, item.size, limit, more)
+
+    def _formatted(self, result: ContentToolResult) -> ContentToolResult:
+        """``result`` formatted within its item budget and, when it has one, its timeout."""
+        name = result.request.name if result.request is not None else ""
+        tool = self.tools.get(name)
+        own = tool.timeout if isinstance(tool, Tool) else None
+        timeout = own if own is not None else self.tool_timeout
+        budget = self._limit_for(result)
+        if timeout is None or result.has_model_value():
+            return _formatted(result, budget)
+        return _formatted_in_time(result, budget, timeout, name)
 
     def _limit_for(self, result: ContentToolResult) -> int:
         name = result.request.name if result.request is not None else ""
@@ -273,14 +289,41 @@ def _limit_blocks(result: ContentToolResult, blocks: list[Any], limit: int) -> C
     )
 
 
-def _formatted(result: ContentToolResult) -> ContentToolResult:
+def _formatted(result: ContentToolResult, budget: int) -> ContentToolResult:
+    token = ITEM_BUDGET.set(budget)  # no collection is read past what could be sent
     try:
         result.get_model_value()
     except FormatError as e:
         return _format_failed(result, str(e))
     except Exception as e:  # a value whose conversion itself crashed
         return _format_failed(result, f"{type(e).__name__}: {e}")
+    finally:
+        ITEM_BUDGET.reset(token)
     return result
+
+
+def _formatted_in_time(
+    result: ContentToolResult, budget: int, timeout: float, name: str
+) -> ContentToolResult:
+    """:func:`_formatted` in a thread, waited for ``timeout`` seconds at most: the tool's
+    timeout covers turning its value into text too. A formatting that overruns is left
+    to finish on its own (within its item budget) and the call is an ``error``."""
+    done: list[ContentToolResult] = []
+    worker = threading.Thread(
+        target=lambda: done.append(_formatted(result, budget)),
+        name="chatlas-like-format",
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout)
+    if done:
+        return done[0]
+    message = (
+        f"`{name or 'the tool'}` timed out after {timeout:g} s: it ran, but formatting its "
+        "value for the model took longer; it was stopped waiting for. Do not call it again "
+        "for this request."
+    )
+    return replace(result, error=message, outcome="error", message_expansion=None)
 
 
 def _format_failed(result: ContentToolResult, why: str) -> ContentToolResult:

@@ -25,7 +25,10 @@ JSON forms, encoded by orjson (never through the ``json`` module):
   (sorted when their items sort); ``Decimal`` as an exact JSON number; ``Path`` as a
   string; ``complex`` as its text; other mappings as objects; other sized collections
   (``range``, ``deque``, dict views) as lists. Iterators and generators are never
-  consumed.
+  consumed. A collection or mapping of another type is read up to the item budget
+  (:data:`ITEM_BUDGET`, set by the caller to the result's ``max_result_bytes``: no more
+  items could be sent), so one that iterates forever ends in a marker item,
+  ``"[... stopped after N items]"``, not in a process that never stops growing.
 * dataclasses, pydantic models (``model_dump(mode="json")``) and attrs classes;
 * numpy arrays (any dtype, any layout) and scalars;
 * pandas DataFrames as records (ISO 8601 dates, NaN/NaT/NA as null, a meaningful index
@@ -62,8 +65,10 @@ import re
 import sys
 from collections import UserString
 from collections.abc import Callable, Collection, Iterator, Mapping
+from contextvars import ContextVar
 from enum import Enum
 from functools import lru_cache
+from itertools import islice
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, cast
 
@@ -83,9 +88,18 @@ from ._content import (
 )
 from ._utf8 import replace_surrogates, replacement_note
 
-__all__ = ["CYCLE_MARKER", "FormatError", "format_value", "is_media", "to_json_text"]
+__all__ = [
+    "CYCLE_MARKER",
+    "ITEM_BUDGET",
+    "FormatError",
+    "format_value",
+    "is_media",
+    "to_json_text",
+]
 
 CYCLE_MARKER = "[circular reference]"
+# The most items read from a collection or mapping of a type not known here.
+ITEM_BUDGET: ContextVar[int] = ContextVar("ITEM_BUDGET", default=1_000_000)
 MEDIA_TYPES = (ContentImageInline, ContentImageRemote, ContentPDF, ContentDocument)
 
 _dumps = orjson.dumps
@@ -628,11 +642,22 @@ def _narwhals(value: Any) -> Any:
 def _collections(value: Any) -> Any:
     if isinstance(value, UserString):
         return str(value)
+    budget = ITEM_BUDGET.get()
     if isinstance(value, Mapping):
-        return dict(cast(Mapping[Any, Any], value))
+        pairs = list(islice(cast(Mapping[Any, Any], value).items(), budget + 1))
+        if len(pairs) > budget:
+            pairs[budget:] = [("...", _stopped(budget))]
+        return dict(pairs)
     if isinstance(value, Collection) and not isinstance(value, (str, Iterator)):
-        return list(cast(Collection[Any], value))
+        items = list(islice(cast(Collection[Any], value), budget + 1))
+        if len(items) > budget:
+            items[budget:] = [_stopped(budget)]
+        return items
     return _NO
+
+
+def _stopped(budget: int) -> str:
+    return f"[... stopped after {budget:,} items]"
 
 
 _HANDLERS: tuple[Callable[[Any], Any], ...] = (

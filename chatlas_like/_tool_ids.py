@@ -28,39 +28,62 @@ DUPLICATE = (
 class UniqueIds:
     """Renames the tool requests of one response whose id the conversation already has."""
 
-    __slots__ = ("_checked", "_seen", "_turns")
+    __slots__ = ("_order", "_seen", "_turns")
 
     def __init__(self, turns: Sequence[Turn]) -> None:
         self._turns = turns
         self._seen: set[str] | None = None  # built on the first request: most answers have none
-        # Each request checked, by identity (the object is kept, so its id() stays its own).
-        self._checked: dict[int, tuple[ContentToolRequest, ContentToolRequest]] = {}
+        # Each request checked as it streamed, in order: (as received, as kept).
+        self._order: list[tuple[ContentToolRequest, ContentToolRequest]] = []
 
     def check(self, content: Content) -> Content:
         """``content``, or the request renamed when its id was used before."""
         if type(content) is not ContentToolRequest:
             return content
         assert isinstance(content, ContentToolRequest)
-        known = self._checked.get(id(content))
-        if known is not None and known[0] is content:  # seen as it streamed: same answer
-            return known[1]
-        seen = self._ids()
-        checked = content
-        if content.id in seen:
-            fresh = self._fresh(content.id, seen)
-            checked = replace(content, id=fresh, parse_error=DUPLICATE.format(id=content.id))
-        seen.add(checked.id)
-        self._checked[id(content)] = (content, checked)
-        return checked
+        for received, kept in self._order:
+            if received is content:
+                return kept
+        kept = self._checked(content)
+        self._order.append((content, kept))
+        return kept
 
     def turn(self, turn: AssistantTurn) -> AssistantTurn:
-        """``turn`` with its requests checked (the same object when none changed)."""
-        contents = [self.check(c) for c in turn.contents]
+        """``turn`` with its requests as they streamed (the same object when none changed).
+
+        The k-th request of the turn is the k-th that streamed; the turn may hold it as
+        a new object (a cut by ``max_tokens`` rewrites its ``parse_error``), which keeps
+        the id it was given then.
+        """
+        contents: list[Content] = []
+        k = 0
+        for content in turn.contents:
+            if type(content) is ContentToolRequest:
+                assert isinstance(content, ContentToolRequest)
+                if k < len(self._order):
+                    received, kept = self._order[k]
+                    if content is received:
+                        content = kept
+                    elif kept is not received and content.id == received.id:
+                        content = replace(content, id=kept.id, parse_error=kept.parse_error)
+                else:
+                    content = self.check(content)
+                k += 1
+            contents.append(content)
         if all(new is old for new, old in zip(contents, turn.contents, strict=True)):
             return turn
         changed = turn.copy_with(contents)
         assert isinstance(changed, AssistantTurn)
         return changed
+
+    def _checked(self, request: ContentToolRequest) -> ContentToolRequest:
+        seen = self._ids()
+        kept = request
+        if request.id in seen:
+            fresh = self._fresh(request.id, seen)
+            kept = replace(request, id=fresh, parse_error=DUPLICATE.format(id=request.id))
+        seen.add(kept.id)
+        return kept
 
     def _ids(self) -> set[str]:
         if self._seen is None:
