@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 HASH := $(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 DEMO_STAMP := $(VENV)/.stamp-demo-$(HASH)
 DEV_STAMP := $(VENV)/.stamp-dev-$(HASH)
-KERNEL := $(VENV)/share/jupyter/kernels/python3/kernel.json
+KERNEL_STAMP := $(VENV)/.stamp-kernel-$(HASH)
 # An editable install makes setuptools print a note ("Editable installation ... folders
 # with the same name as your package") that asks nothing of the user: silence that one.
 QUIET_BUILD := PYTHONWARNINGS="ignore:Editable installation:UserWarning"
@@ -48,10 +48,12 @@ typecheck: $(DEV_STAMP)
 
 # The stock `python3` kernelspec, inside the venv (--sys-prefix): the venv's nbclient
 # finds it before any system kernel, so the notebooks run on the venv's interpreter.
-$(KERNEL): $(DEV_STAMP)
+# (ipykernel's wheel ships a python3 spec that runs a bare `python`: this replaces it.)
+$(KERNEL_STAMP): $(DEV_STAMP)
 	$(PY) -m ipykernel install --sys-prefix >/dev/null
+	touch $@
 
-pytest: $(DEV_STAMP) $(KERNEL) system-deps
+pytest: $(DEV_STAMP) $(KERNEL_STAMP) system-deps
 	$(PY) -m pytest -rs
 
 # The documentation site, built offline; any warning fails it.

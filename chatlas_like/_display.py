@@ -338,9 +338,22 @@ def result_rich(result: ContentToolResult) -> Any:
     note = truncation_note(result)
     if note:
         head.append(f" ({note})", style="dim")
-    head.append("\n")
-    head.append(preview(result, lines=PREVIEW_LINES), style="dim")
-    return head
+    from rich.console import Group
+
+    return Group(head, *_preview_rich(preview(result, lines=PREVIEW_LINES)))
+
+
+def _preview_rich(text: str) -> list[Any]:
+    """The preview's lines for a terminal: a record too wide ends in "…" on its own line
+    (folding it would cut a value in two); other lines wrap between words."""
+    from rich.text import Text
+
+    return [
+        Text(line, style="dim", no_wrap=True, overflow="ellipsis")
+        if line.lstrip("[ ").startswith(("{", "["))
+        else Text(line, style="dim")
+        for line in text.split("\n")
+    ]
 
 
 # -- Markdown ------------------------------------------------------------------------------

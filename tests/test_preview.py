@@ -88,3 +88,21 @@ def test_the_terminal_card_ends_with_what_was_left_out() -> None:
     assert lines[0] == "✔ result lookup()"
     assert len(lines) == 1 + PREVIEW_LINES + 1
     assert lines[-1].startswith(f"… {50 - PREVIEW_LINES} more records (")
+
+
+def test_a_record_wider_than_the_terminal_ends_in_an_ellipsis_not_a_fold() -> None:
+    out = io.StringIO()
+    wide = [{"id": i, "note": "x" * 100} for i in range(2)]
+    Console(file=out, width=60).print(ContentToolResult(value=wide, request=REQUEST))
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3  # the head, one line a record
+    assert all(len(line) <= 60 and line.endswith("…") for line in lines[1:])
+
+
+def test_prose_in_a_preview_wraps_between_words() -> None:
+    out = io.StringIO()
+    result = ContentToolResult(value="some prose " * 20, request=REQUEST)
+    Console(file=out, width=60).print(result)
+    lines = out.getvalue().splitlines()[1:]
+    assert len(lines) > 1
+    assert all(line.rstrip().endswith(("some", "prose")) for line in lines)
