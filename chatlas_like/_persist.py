@@ -201,6 +201,7 @@ def _fsync_directory(directory: Path) -> None:
 
 
 def load_chat(
+    chat_class: type[Chat],
     path: str | os.PathLike[str],
     tools: Sequence[Callable[..., Any] | Tool | ToolBuiltIn] = (),
     *,
@@ -212,9 +213,11 @@ def load_chat(
     paging: bool = False,
     options: Mapping[str, Any] | None = None,
 ) -> Chat:
-    """A chat from a file written by :func:`save_chat` (see the module docstring)."""
-    from ._chat import Chat
+    """A ``chat_class`` chat from a file written by :func:`save_chat` (see the module
+    docstring).
 
+    The class comes from the caller (``Chat.load``), so persistence never imports the chat.
+    """
     where = os.fspath(path)
     document = read_document(Path(path))
     _check_fields(document, where)
@@ -234,7 +237,7 @@ def load_chat(
             UserWarning,
             stacklevel=3,
         )
-    chat = Chat(
+    chat = chat_class(
         rebuilt,
         system_prompt=document.get("system_prompt"),
         store=store,
