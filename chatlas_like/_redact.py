@@ -38,6 +38,7 @@ __all__ = [
     "describe_error",
     "failure_message",
     "redact",
+    "safe_description",
     "safe_error_message",
     "scrub",
     "strip_paths",
