@@ -274,10 +274,14 @@ class Chat:
         force
             Replace a registered tool of the same name instead of raising.
         name, model, annotations, sequential, timeout, max_result_bytes
-            As for :meth:`Tool.from_func` (ignored when ``func`` is a Tool).
+            As for :meth:`Tool.from_func`. With a :class:`Tool`, those given apply to a
+            copy of it (``register_tool(tool, name="x")`` registers it as ``x``), and
+            ``model`` rebuilds it from its function.
         """
-        if isinstance(func, (Tool, ToolBuiltIn)):
-            tool = func
+        if isinstance(func, ToolBuiltIn):
+            tool: Tool | ToolBuiltIn = func
+        elif isinstance(func, Tool):
+            tool = _tool_with(func, name, model, annotations, sequential, timeout, max_result_bytes)
         else:
             tool = Tool.from_func(
                 func,
@@ -855,6 +859,37 @@ class Chat:
         from ._display import chat_markdown
 
         return chat_markdown(self)
+
+
+def _tool_with(
+    tool: Tool,
+    name: str | None,
+    model: Any,
+    annotations: dict[str, Any] | None,
+    sequential: bool,
+    timeout: float | None,
+    max_result_bytes: int | None,
+) -> Tool:
+    """``tool`` with the settings ``register_tool`` was given; itself when none were."""
+    if model is not None:
+        return Tool.from_func(
+            tool.func,
+            name=name or tool.name,
+            model=model,
+            annotations=annotations or tool.annotations,
+            sequential=sequential or tool.sequential,
+            timeout=timeout if timeout is not None else tool.timeout,
+            max_result_bytes=max_result_bytes or tool.max_result_bytes,
+        )
+    given = {
+        "name": name,
+        "annotations": annotations,
+        "sequential": sequential or None,
+        "timeout": timeout,
+        "max_result_bytes": max_result_bytes,
+    }
+    changes = {key: value for key, value in given.items() if value is not None}
+    return tool.with_settings(**changes) if changes else tool
 
 
 def _attachment(

@@ -153,6 +153,8 @@ def tool_definition(tool: Tool | ToolBuiltIn) -> dict[str, Any]:
     """A tool as the API declares it."""
     if isinstance(tool, ToolBuiltIn):
         return tool.definition
+    if not tool.description:  # the API takes no description better than an empty one
+        return {"name": tool.name, "input_schema": tool.parameters}
     return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
 
 
