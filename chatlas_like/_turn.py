@@ -107,7 +107,7 @@ class Turn:
     @property
     def tool_results(self) -> list[ContentToolResult]:
         """The tool results in this turn, in order."""
-        return [c for c in self.contents if type(c) is ContentToolResult]
+        return [c for c in self.contents if isinstance(c, ContentToolResult)]
 
     def copy_with(self, contents: Sequence[Content]) -> Turn:
         """The same turn with other contents (a new object, same class)."""

@@ -107,7 +107,7 @@ def register_shinychat() -> None:
             role = "user" if turn.role == "user" and not turn.tool_results else "assistant"
             if all(isinstance(c, ContentText) for c in turn.contents):
                 return ChatMessage(content=turn.text, role=role)
-            return ChatMessage(content=HTML(_turn_body(turn)), role=role)
+            return ChatMessage(content=_turn_body(turn), role=role)
 
         def inserted_turn(turn: Turn) -> Any:
             return ChatMessage(content=HTML(inserted_html(turn)))
@@ -122,12 +122,22 @@ def register_shinychat() -> None:
         _registered = True
 
 
-def _turn_body(turn: Turn) -> str:
+def _turn_body(turn: Turn) -> Any:
+    """A whole turn as tags: tool calls through their own ``tagify()`` (a result
+    subclass's custom display too), everything else as escaped HTML."""
+    from htmltools import HTML, TagList
+
     from ._display import prose_html
 
-    return "".join(
-        prose_html(c.text) if isinstance(c, ContentText) else content_html(c) for c in turn.contents
-    )
+    pieces: list[Any] = []
+    for c in turn.contents:
+        if isinstance(c, ContentText):
+            pieces.append(HTML(prose_html(c.text)))
+        elif isinstance(c, (ContentToolRequest, ContentToolResult)):
+            pieces.append(c.tagify())
+        else:
+            pieces.append(HTML(content_html(c)))
+    return TagList(*pieces)
 
 
 def chat_ui(id: str, **kwargs: Any) -> Any:

@@ -247,8 +247,7 @@ def content_block(content: Content) -> dict[str, Any] | None:
         if content.extra:
             block.update(content.extra)
         return block
-    if kind is ContentToolResult:
-        assert isinstance(content, ContentToolResult)
+    if isinstance(content, ContentToolResult):  # subclasses too (custom displays)
         return _tool_result_block(content)
     if kind is ContentToolRequest:
         assert isinstance(content, ContentToolRequest)
