@@ -41,7 +41,9 @@ __all__ = [
     "server_tool_result",
 ]
 
-ImageContentType = Literal["image/png", "image/jpeg", "image/webp", "image/gif"]
+ImageContentType = Literal[
+    "image/png", "image/jpeg", "image/webp", "image/gif", "image/heic", "image/heif"
+]
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -309,13 +309,13 @@ def _document_block(content: ContentDocument) -> dict[str, Any]:
             f"Anthropic takes documents as plain text or PDF, not {content.mime_type} "
             f"({content.filename}): convert it to text, or use content_pdf_file() for a PDF"
         )
-    if content.data is None:
-        raise ValueError(
-            f"Anthropic fetches only PDFs by URL, not {content.filename}: build it with "
-            "content_document_url(), which downloads it"
-        )
+    data = content.data
+    if data is None:  # Anthropic fetches only PDFs by URL: the document is fetched here
+        from .._content_files import fetch_document
+
+        data = fetch_document(str(content.url))
     try:
-        text = content.data.decode()
+        text = data.decode()
     except UnicodeDecodeError as e:
         raise ValueError(
             f"Anthropic takes documents as UTF-8 text; {content.filename} is not ({e})"
