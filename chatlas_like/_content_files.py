@@ -150,8 +150,8 @@ def _register_heif() -> None:
             "resizing a HEIC/HEIF image needs pillow-heif: pip install pillow-heif, "
             "or pass resize='none' to send the file as it is"
         ) from None
-    register: Any = pillow_heif.register_heif_opener  # pyright: ignore[reportUnknownMemberType]
-    register()
+    module: Any = pillow_heif  # untyped, optional
+    module.register_heif_opener()
 
 
 def _resized(path: Path, resize: str) -> bytes:
