@@ -184,8 +184,10 @@ def format_result(result: ContentToolResult) -> str:
 
 def server_tool_lines(
     item: ContentServerToolRequest | ContentServerToolResult,
+    max_sources: int | None = SOURCES_SHOWN,
 ) -> tuple[str, list[str], bool]:
-    """A server tool block as (title, source lines, is an error), for a compact panel."""
+    """A server tool block as (title, source lines, is an error), for a compact panel;
+    at most ``max_sources`` sources are listed (None: all)."""
     from ._content import (
         ContentServerToolRequest,
         ContentToolRequestFetch,
@@ -205,8 +207,8 @@ def server_tool_lines(
             return f"✖ web search failed: {item.error_code}", [], True
         sources = item.sources
         lines = [f"{s.title or s.url} — {s.url}" if s.title else s.url for s in sources]
-        if len(lines) > SOURCES_SHOWN:
-            lines = [*lines[:SOURCES_SHOWN], f"… {len(sources) - SOURCES_SHOWN} more"]
+        if max_sources is not None and len(lines) > max_sources:
+            lines = [*lines[:max_sources], f"… {len(sources) - max_sources} more"]
         return f"✔ web search: {len(sources)} sources", lines or ["(no results)"], False
     if isinstance(item, ContentToolResponseFetch):
         if item.status == "error":
@@ -223,8 +225,9 @@ def first_lines(text: str, count: int = PREVIEW_LINES) -> str:
     return text
 
 
-def result_rich(result: ContentToolResult) -> Any:
-    """A rich renderable for a terminal: outcome, call, and the preview's first lines."""
+def result_rich(result: ContentToolResult, max_lines: int | None = PREVIEW_LINES) -> Any:
+    """A rich renderable for a terminal: outcome, call, and the preview's first
+    ``max_lines`` lines (None: the whole preview)."""
     from rich.text import Text
 
     style = "red" if result.is_error else ("yellow" if result.outcome == "denied" else "green")
@@ -236,7 +239,8 @@ def result_rich(result: ContentToolResult) -> Any:
     if note:
         head.append(f" ({note})", style="dim")
     head.append("\n")
-    head.append(first_lines(preview(result)), style="dim")
+    shown = preview(result)
+    head.append(shown if max_lines is None else first_lines(shown, max_lines), style="dim")
     return head
 
 
