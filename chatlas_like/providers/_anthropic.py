@@ -178,7 +178,8 @@ class AnthropicProvider:
     def accumulator(self, spec: RequestSpec | None = None) -> AnthropicAccumulator:
         if spec is None or spec.data_model is None:
             return AnthropicAccumulator()
-        return AnthropicAccumulator(structured_mode(self.model, self.structured_output_mode))
+        mode = structured_mode(self.model, self.structured_output_mode, spec.data_model)
+        return AnthropicAccumulator(mode)
 
     def supports_prefill(self) -> bool:
         """Whether the model accepts a conversation ending with an assistant message."""
