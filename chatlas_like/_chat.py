@@ -855,6 +855,23 @@ class Chat:
     async def __aexit__(self, *exc: object) -> None:
         await self.close_async()
 
+    async def get_state(self) -> dict[str, Any]:
+        """The history as JSON-ready data, for shinychat's bookmarks.
+
+        With ``chat.enable_bookmarking(client)`` in a Shiny app, shinychat keeps it in
+        the bookmark (the page's URL, or the server) and restores it with
+        :meth:`set_state` when the bookmarked page is opened again.
+        """
+        from ._bookmark import chat_state
+
+        return chat_state(self)
+
+    async def set_state(self, state: Any) -> None:
+        """Restore the history :meth:`get_state` returned (tool results included)."""
+        from ._bookmark import restore_chat_state
+
+        restore_chat_state(self, state)
+
     def export(
         self,
         filename: str | os.PathLike[str],
@@ -986,8 +1003,11 @@ class Chat:
         launch_browser
             Open the app in a web browser.
         bookmark_store
-            Accepted for chatlas compatibility and ignored: the app keeps no bookmarks
-            (a reloaded page starts again from this chat's history).
+            Where each session's conversation is bookmarked after every answer:
+            ``"url"`` (default, as in chatlas) in the page's URL, so that reloading or
+            sharing it brings the conversation back; ``"server"`` on the server;
+            ``"disable"`` nowhere (a reloaded page starts again from this chat's
+            history).
         bg_thread
             Serve from a background thread and return at once; by default only in a
             notebook. Otherwise serve until Ctrl-C.
@@ -1011,10 +1031,6 @@ class Chat:
         """
         from .shiny import serve_app
 
-        if bookmark_store not in ("url", "server", "disable"):
-            raise ValueError(
-                f"bookmark_store must be 'url', 'server' or 'disable', got {bookmark_store!r}"
-            )
         return serve_app(
             self,
             host=host,
@@ -1025,6 +1041,7 @@ class Chat:
             echo=echo,
             content=content,
             kwargs=kwargs,
+            bookmark_store=bookmark_store,
             **ui_kwargs,
         )
 

@@ -263,3 +263,31 @@ def test_a_tool_result_subclass_survives_the_assistant_view() -> None:
         chat.chat("go", echo="none")
     (merged,) = [t for t in chat.get_turns(tool_result_role="assistant") if t.role == "assistant"]
     assert any(type(c) is Mine for c in merged.contents)
+
+
+# -- state for Shiny bookmarks ---------------------------------------------------------------
+
+
+def test_the_state_round_trips_the_history_with_tool_results() -> None:
+    with LoopbackServer(TOOL_SCRIPT) as server:
+        chat = chat_with_tool_loop(server)
+    state = asyncio.run(chat.get_state())
+    restored = make_chat_offline()
+    asyncio.run(restored.set_state(state))
+    assert restored.get_turns() == chat.get_turns()
+    (result,) = restored.get_turns()[2].tool_results
+    assert "found" in str(result.get_model_value())
+
+
+def test_the_state_is_plain_json() -> None:
+    import json
+
+    with LoopbackServer(TOOL_SCRIPT) as server:
+        chat = chat_with_tool_loop(server)
+    state = asyncio.run(chat.get_state())
+    assert json.loads(json.dumps(state)) == state
+
+
+def test_a_state_of_another_version_is_refused() -> None:
+    with pytest.raises(ValueError, match="version 2"):
+        asyncio.run(make_chat_offline().set_state({"version": 2, "turns": []}))
