@@ -3,16 +3,17 @@
 chatlas's names and meaning; each call replaces every setting (one left out goes back
 to its default). Applied where they mean something here:
 
-- terminal: ``rich_console`` (``rich.console.Console`` arguments),
+- terminal: ``rich_console`` (``rich.console.Console`` arguments), ``rich_markdown``
+  (``rich.markdown.Markdown`` arguments for the answer's text, redrawn as Markdown once
+  a segment ends; links stay plain text),
   ``tool_result_max_lines`` (lines of a result shown), ``thinking_max_lines`` (lines of
   each thinking block shown: the first ones, since the echo never rewrites what it
   has written), ``web_activity_max_sources`` (sources listed for a web search);
 - notebook: ``css_styles`` (CSS on the answer's text), ``tool_result_max_height`` (a
   CSS length bounding each tool card, which scrolls beyond it).
 
-``rich_markdown`` and ``image_max_lines`` are kept for the terminal's Markdown and
-image rendering; the terminal echo writes the model's text as it arrives and shows an
-image as a line naming it, so they change nothing there today.
+``image_max_lines`` is kept for chatlas code; the terminal shows an image as a line
+naming it, so it changes nothing there today.
 """
 
 from __future__ import annotations
