@@ -38,7 +38,7 @@ from ._content import (
     ContentUnknown,
     ContentUploaded,
 )
-from ._errors import PersistenceError, RestoredToolError
+from ._errors import PersistenceError, RestoredToolError, ToolRejectError
 from ._tool_result import ContentToolResult
 from ._turn import TokenUsage, Turn, make_turn
 
@@ -255,6 +255,8 @@ def _error_data(error: BaseException | str) -> Any:
         return error
     if isinstance(error, RestoredToolError):
         return {"type": error.type_name, "message": error.message}
+    if isinstance(error, ToolRejectError):  # a rejection is saved as what the model read
+        return error.reason
     return {"type": type(error).__name__, "message": str(error)}
 
 
