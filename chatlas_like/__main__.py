@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
     if args.command == "chat":
-        from ._console import run_chat_command
+        from ._console_command import run_chat_command
 
         return run_chat_command(
             offline=args.offline, model=args.model, system_prompt=args.system_prompt

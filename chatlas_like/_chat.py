@@ -12,13 +12,14 @@ import asyncio
 import copy as _copy
 import os
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from ._callbacks import CallbackList
 from ._content import Content, ContentToolRequest
 from ._drive import Sender, drive, drive_async
 from ._echo import Echo, make_echo
+from ._echo_options import EchoOptions, echo_options
 from ._expansion import apply_expansions
 from ._finalize import READ_MORE_TOOL, Finalizer
 from ._history import History, answer_dangling
@@ -37,6 +38,8 @@ from ._workers import WorkerPool
 from .providers._base import ModelInfo, Provider, RequestSpec
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pydantic import BaseModel
 
     from ._files import FileManager
@@ -74,6 +77,10 @@ class Chat:
     paging
         Let the model read past the cut of a long result with the
         ``read_tool_result`` tool (needs a store).
+    kwargs_chat
+        Extra request parameters for every answer (per-call ``kwargs=`` win over
+        them), as in chatlas; kept as :attr:`kwargs_chat`, never saved by :meth:`save`
+        (they may hold headers): pass them to :meth:`load` again.
     **options
         Options from the table in :class:`ChatOptions` (``max_tool_rounds`` ...).
     """
@@ -87,10 +94,13 @@ class Chat:
         store: ToolResultStore | str | os.PathLike[str] | None = None,
         tenant_id: str | None = None,
         paging: bool = False,
+        kwargs_chat: dict[str, Any] | None = None,
         **options: Any,
     ) -> None:
         self.provider = provider
         self.system_prompt = system_prompt
+        self.kwargs_chat: dict[str, Any] = dict(kwargs_chat or {})
+        self._echo_options = EchoOptions()
         self.options = ChatOptions(**options)
         self._history = History()
         self._tools: dict[str, Tool | ToolBuiltIn] = {}
@@ -129,15 +139,43 @@ class Chat:
         of the chat it was loaded or copied from, then that one's parents)."""
         return self._history.parent_runs
 
-    def get_turns(self, *, include_system_prompt: bool = False) -> list[Turn]:
+    @property
+    def system_prompt(self) -> str | None:
+        """The system prompt (None for none); set it to change later requests."""
+        return self._system_prompt
+
+    @system_prompt.setter
+    def system_prompt(self, value: str | None) -> None:
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"system_prompt must be a string or None, not {type(value).__name__}")
+        self._system_prompt = value
+
+    def get_turns(
+        self,
+        *,
+        include_system_prompt: bool = False,
+        tool_result_role: Literal["user", "assistant"] = "user",
+    ) -> list[Turn]:
         """The conversation's turns, oldest first.
 
         Parameters
         ----------
         include_system_prompt
             Put the system prompt first, as a :class:`SystemTurn`.
+        tool_result_role
+            ``"user"`` (default): tool results are in user turns, as the model got
+            them. ``"assistant"``: each tool loop reads as one assistant turn, its
+            results merged in (for displays); the history itself is unchanged.
         """
+        if tool_result_role not in ("user", "assistant"):
+            raise ValueError(
+                f"tool_result_role must be 'user' or 'assistant', got {tool_result_role!r}"
+            )
         turns = list(self._history.turns)
+        if tool_result_role == "assistant":
+            from ._turn_groups import tool_results_on_assistant_turns
+
+            turns = tool_results_on_assistant_turns(turns)
         if include_system_prompt and self.system_prompt:
             turns.insert(0, SystemTurn(self.system_prompt))
         return turns
@@ -284,10 +322,14 @@ class Chat:
         force
             Replace a registered tool of the same name instead of raising.
         name, model, annotations, sequential, timeout, max_result_bytes
-            As for :meth:`Tool.from_func` (ignored when ``func`` is a Tool).
+            As for :meth:`Tool.from_func`. With a :class:`Tool`, those given apply to a
+            copy of it (``register_tool(tool, name="x")`` registers it as ``x``), and
+            ``model`` rebuilds it from its function.
         """
-        if isinstance(func, (Tool, ToolBuiltIn)):
-            tool = func
+        if isinstance(func, ToolBuiltIn):
+            tool: Tool | ToolBuiltIn = func
+        elif isinstance(func, Tool):
+            tool = _tool_with(func, name, model, annotations, sequential, timeout, max_result_bytes)
         else:
             tool = Tool.from_func(
                 func,
@@ -438,6 +480,49 @@ class Chat:
         )
 
     # -- options -----------------------------------------------------------------------------
+
+    def set_echo_options(
+        self,
+        rich_markdown: dict[str, Any] | None = None,
+        rich_console: dict[str, Any] | None = None,
+        css_styles: dict[str, str] | None = None,
+        tool_result_max_lines: int | MISSING_TYPE | None = MISSING,
+        tool_result_max_height: str | MISSING_TYPE | None = MISSING,
+        thinking_max_lines: int | MISSING_TYPE | None = MISSING,
+        web_activity_max_sources: int | MISSING_TYPE | None = MISSING,
+        image_max_lines: int | MISSING_TYPE | None = MISSING,
+    ) -> None:
+        """Set how echoed output looks (chatlas's options; each call replaces them all).
+
+        Parameters
+        ----------
+        rich_markdown
+            Options for ``rich.markdown.Markdown`` (terminal Markdown rendering).
+        rich_console
+            Arguments for the terminal's ``rich.console.Console``.
+        css_styles
+            CSS declarations for the answer's text in a notebook.
+        tool_result_max_lines
+            Lines of a tool result shown in the terminal (None: the whole preview).
+        tool_result_max_height
+            A CSS length bounding each tool card in a notebook (None: no bound).
+        thinking_max_lines
+            Lines of each thinking block shown in the terminal (the first ones).
+        web_activity_max_sources
+            Sources listed for a web search in the terminal (None: all).
+        image_max_lines
+            Rows of a terminal image thumbnail (kept; images are named, not drawn).
+        """
+        self._echo_options = echo_options(
+            rich_markdown,
+            rich_console,
+            css_styles,
+            tool_result_max_lines,
+            tool_result_max_height,
+            thinking_max_lines,
+            web_activity_max_sources,
+            image_max_lines,
+        )
 
     def set_options(self, **options: Any) -> None:
         """Change chat options (see :class:`ChatOptions`)."""
@@ -700,13 +785,15 @@ class Chat:
             tools=list(self._tools.values()),
             stream=stream,
             params=dict(self._params),
-            kwargs=dict(kwargs or {}),
+            kwargs={**self.kwargs_chat, **(kwargs or {})},
             data_model=data_model,
         )
         prompt = _prompt(args)  # content the provider cannot take: the loop takes it back out
         if controller is not None:
             controller._start()
-        echo_sink: Echo = make_echo(echo, thinking=options.echo_thinking)
+        echo_sink: Echo = make_echo(
+            echo, thinking=options.echo_thinking, options=self._echo_options
+        )
         run = Run(
             history=self._history,
             provider=self.provider,
@@ -768,10 +855,122 @@ class Chat:
         if callable(close):
             close()
 
+    async def close_async(self) -> None:
+        """:meth:`close`, and the connections of the running event loop's client too."""
+        close_async: Any = getattr(self.provider, "close_async", None)
+        if close_async is None:
+            self.close()
+        else:
+            await cast("Callable[[], Awaitable[None]]", close_async)()
+
+    def __enter__(self) -> Chat:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Chat:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close_async()
+
+    async def get_state(self) -> dict[str, Any]:
+        """The history as JSON-ready data, for shinychat's bookmarks.
+
+        With ``chat.enable_bookmarking(client)`` in a Shiny app, shinychat keeps it in
+        the bookmark (the page's URL, or the server) and restores it with
+        :meth:`set_state` when the bookmarked page is opened again.
+        """
+        from ._bookmark import chat_state
+
+        return chat_state(self)
+
+    async def set_state(self, state: Any) -> None:
+        """Restore the history :meth:`get_state` returned (tool results included)."""
+        from ._bookmark import restore_chat_state
+
+        restore_chat_state(self, state)
+
+    def export(
+        self,
+        filename: str | os.PathLike[str],
+        *,
+        turns: Sequence[Turn] | None = None,
+        title: str | None = None,
+        content: ContentOption = "text",
+        include_system_prompt: bool = True,
+        overwrite: bool = False,
+    ) -> Path:
+        """Write the conversation to a Markdown (``.md``) or HTML (``.html``) transcript.
+
+        Everything in it is escaped: opening it runs and fetches nothing (the HTML
+        file is self-contained).
+
+        Parameters
+        ----------
+        filename
+            Where to write; its extension picks the format.
+        turns
+            The turns to write; this chat's by default.
+        title
+            A heading for the transcript.
+        content
+            ``"text"`` (default) writes the text; ``"all"`` also tool calls, results
+            and other content.
+        include_system_prompt
+            Add the system prompt at the end, in a collapsed block.
+        overwrite
+            Replace an existing file instead of raising ``ValueError``.
+
+        Returns
+        -------
+        Path
+            The file written.
+        """
+        from ._export import export_chat
+
+        return export_chat(
+            self,
+            filename,
+            turns=turns,
+            title=title,
+            content=content,
+            include_system_prompt=include_system_prompt,
+            overwrite=overwrite,
+        )
+
+    def console(
+        self,
+        *,
+        echo: EchoOption = "output",
+        stream: bool = True,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """Chat with this conversation in the terminal, with its tools, until Ctrl-D or
+        ``exit``; Ctrl-C stops an answer, not the session.
+
+        Parameters
+        ----------
+        echo
+            What is shown of each answer (``"text"``, ``"output"``, ``"all"``,
+            ``"none"``); progress lines show while tools run.
+        stream
+            Accepted as in chatlas; answers always stream here, so that progress and
+            Ctrl-C work while they arrive.
+        kwargs
+            Extra request parameters for every answer.
+        """
+        from ._console import run_chat
+
+        del stream  # see the docstring
+        run_chat(self, echo=echo, kwargs=kwargs)
+
     def copy(self) -> Chat:
         """A copy with its own history (deep-copied) and its own run; provider and tools
         are shared. The copy's tool results are numbered from 1 in its new run."""
         new = _copy.copy(self)
+        new.kwargs_chat = dict(self.kwargs_chat)
         new._history = History(
             _copy.deepcopy(self._history.turns),
             parent_runs=(self.run_id, *self._history.parent_runs),
@@ -827,8 +1026,11 @@ class Chat:
         launch_browser
             Open the app in a web browser.
         bookmark_store
-            Accepted for chatlas compatibility and ignored: the app keeps no bookmarks
-            (a reloaded page starts again from this chat's history).
+            Where each session's conversation is bookmarked after every answer:
+            ``"url"`` (default, as in chatlas) in the page's URL, so that reloading or
+            sharing it brings the conversation back; ``"server"`` on the server;
+            ``"disable"`` nowhere (a reloaded page starts again from this chat's
+            history).
         bg_thread
             Serve from a background thread and return at once; by default only in a
             notebook. Otherwise serve until Ctrl-C.
@@ -852,10 +1054,6 @@ class Chat:
         """
         from .shiny import serve_app
 
-        if bookmark_store not in ("url", "server", "disable"):
-            raise ValueError(
-                f"bookmark_store must be 'url', 'server' or 'disable', got {bookmark_store!r}"
-            )
         return serve_app(
             self,
             host=host,
@@ -866,6 +1064,7 @@ class Chat:
             echo=echo,
             content=content,
             kwargs=kwargs,
+            bookmark_store=bookmark_store,
             **ui_kwargs,
         )
 
@@ -878,6 +1077,37 @@ class Chat:
         from ._display import chat_markdown
 
         return chat_markdown(self)
+
+
+def _tool_with(
+    tool: Tool,
+    name: str | None,
+    model: Any,
+    annotations: dict[str, Any] | None,
+    sequential: bool,
+    timeout: float | None,
+    max_result_bytes: int | None,
+) -> Tool:
+    """``tool`` with the settings ``register_tool`` was given; itself when none were."""
+    if model is not None:
+        return Tool.from_func(
+            tool.func,
+            name=name or tool.name,
+            model=model,
+            annotations=annotations or tool.annotations,
+            sequential=sequential or tool.sequential,
+            timeout=timeout if timeout is not None else tool.timeout,
+            max_result_bytes=max_result_bytes or tool.max_result_bytes,
+        )
+    given = {
+        "name": name,
+        "annotations": annotations,
+        "sequential": sequential or None,
+        "timeout": timeout,
+        "max_result_bytes": max_result_bytes,
+    }
+    changes = {key: value for key, value in given.items() if value is not None}
+    return tool.with_settings(**changes) if changes else tool
 
 
 def _attachment(

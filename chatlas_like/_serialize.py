@@ -40,7 +40,7 @@ from ._content import (
     ContentUnknown,
     ContentUploaded,
 )
-from ._errors import PersistenceError, RestoredToolError
+from ._errors import PersistenceError, RestoredToolError, ToolRejectError
 from ._redact import safe_error_message
 from ._shape import check_fields, mismatch
 from ._tool_result import ContentToolResult
@@ -345,6 +345,8 @@ def _error_data(error: BaseException | str) -> Any:
     # Scrubbed as what the model read was: a file must not hold a secret a failure quoted.
     if isinstance(error, str):
         return safe_error_message(error)
+    if isinstance(error, ToolRejectError):  # a rejection is saved as what the model read
+        return safe_error_message(error.reason)
     name = error.type_name if isinstance(error, RestoredToolError) else type(error).__name__
     return {"type": name, "message": safe_error_message(error)}
 

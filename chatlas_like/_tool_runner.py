@@ -31,7 +31,7 @@ from ._callbacks import Allow, CallbackList, Deny, call_callback, callback_name
 from ._content import ContentToolRequest
 from ._errors import ToolRejectError
 from ._redact import safe_description
-from ._tool_result import ContentToolResult, failed, refused
+from ._tool_result import ContentToolResult, failed, refused, rejected
 from ._tools import ArgumentError, Tool, ToolBuiltIn
 from ._workers import WorkerPool
 
@@ -144,7 +144,7 @@ async def _review(slot: _Slot, tool: Tool, ctx: ToolContext) -> ContentToolResul
     try:
         decision = await call_callback(ctx.review, slot.request, ctx.pool)
     except ToolRejectError as e:
-        return refused(slot.request, e.reason)
+        return rejected(slot.request, e)
     except Exception as e:
         return _callback_failed(slot.request, "on_tool_review", ctx.review, e)
     if isinstance(decision, Deny):
@@ -165,7 +165,7 @@ async def _announce(request: ContentToolRequest, ctx: ToolContext) -> ContentToo
         try:
             await call_callback(callback, request, ctx.pool)
         except ToolRejectError as e:
-            return refused(request, e.reason)
+            return rejected(request, e)
         except Exception as e:
             return _callback_failed(request, "on_tool_request", callback, e)
     return None
@@ -304,7 +304,7 @@ def _to_result(request: ContentToolRequest, outcome: Any) -> ContentToolResult:
     if isinstance(outcome, _Raised):
         error = outcome.error
         if isinstance(error, ToolRejectError):
-            return refused(request, error.reason)
+            return rejected(request, error)
         if not isinstance(error, Exception):
             return failed(
                 request, f"The call was interrupted: the tool raised {type(error).__name__}."
