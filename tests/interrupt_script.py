@@ -19,10 +19,15 @@ from chatlas_like.testing import LoopbackServer, Reply
 
 def main(mode: str) -> None:
     release = threading.Event()
+    ready = threading.Lock()  # two tools start at once: one READY line, never interleaved
+    started: list[bool] = []
 
     def slow_tool() -> str:
         """Takes a long time."""
-        print("READY", flush=True)
+        with ready:
+            if not started:
+                started.append(True)
+                print("READY", flush=True)
         release.wait(30)
         return "finished late"
 
