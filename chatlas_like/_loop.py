@@ -31,17 +31,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ._content import Content
 from ._echo import Echo
 from ._errors import ChatlasLikeError, ProviderError, StreamInterruptedError, ToolLoopLimitError
+from ._finish import check_finish
 from ._history import History, answer_dangling
 from ._options import ChatOptions
 from ._tool_result import ContentToolResult, refused
 from ._tool_runner import INTERRUPTED_PENDING, ToolsDone
 from ._tools import Tool, ToolBuiltIn
-from ._turn import AssistantTurn, TokenUsage, Turn, UserTurn
+from ._turn import AssistantTurn, Turn, Usage, UserTurn
 from .providers._base import Provider, RequestSpec
 
 __all__ = ["END", "NEXT_EVENT", "ModelCall", "Run", "RunTools", "turn_loop"]
@@ -104,8 +105,9 @@ class Run:
     finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]] = _no_finalize
     record_usage: Callable[[AssistantTurn], None] | None = None
     stop_requested: Callable[[], bool] | None = None
+    stop_reason: Callable[[], str | None] | None = None
     text_yielded: bool = False
-    usage: TokenUsage = field(default_factory=TokenUsage)
+    usage: Usage = field(default_factory=Usage)
     rounds: int = 0
     token: object = None
 
@@ -142,10 +144,11 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
                 raise
             first_call = False
             history.append(turn, token)
-            if turn.tokens is not None:
-                run.usage = run.usage + turn.tokens
+            if turn.usage is not None:
+                run.usage = run.usage + turn.usage
                 if run.record_usage is not None:
                     run.record_usage(turn)
+            check_finish(turn, structured=run.spec.data_model is not None)
             requests = turn.tool_requests
             if not requests:
                 if turn.finish_reason != "pause_turn":
@@ -214,8 +217,13 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
                 echo.content(out)
                 if run.yield_content:
                     yield out
+            else:  # several at once (a finished text's citations)
+                for item in cast("tuple[Content, ...]", out):
+                    echo.content(item)
+                    if run.yield_content:
+                        yield item
     except BaseException as error:
-        partial = accumulator.partial_turn()
+        partial = accumulator.partial_turn(_partial_reason(run, error))
         if partial is None or not run.history.owns(run.token):
             raise
         run.history.append(partial, run.token)
@@ -228,6 +236,13 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
             run.history.append(partial, run.token)
         raise StreamInterruptedError(f"{STREAM_ENDED} (no message_stop event)")
     return accumulator.turn()
+
+
+def _partial_reason(run: Run, error: BaseException) -> str:
+    if isinstance(error, _Stopped):
+        reason = run.stop_reason() if run.stop_reason is not None else None
+        return reason or "cancelled"
+    return "interrupted"
 
 
 def _check_limits(run: Run, requests: list[Any]) -> None:

@@ -35,9 +35,11 @@ from ._content import (
 )
 from ._files import FileMetadata
 from ._missing import MISSING, MISSING_TYPE
+from ._prices import TokenPrice
 from ._server_tools import ToolWebFetch, ToolWebSearch, UserLocation
+from ._tokens import TokensDict, TokenUsage
 from ._tool_result import ContentToolResult
-from ._turn import FinishReason, TokenUsage
+from ._turn import FinishReason, Tokens, Usage
 from .providers._base import ModelInfo
 
 ImageContentTypes = ImageContentType
@@ -91,10 +93,14 @@ __all__ = [
     "ModelInfo",
     "Source",
     "SubmitInputArgsT",
+    "TokenPrice",
     "TokenUsage",
+    "Tokens",
+    "TokensDict",
     "ToolAnnotations",
     "ToolWebFetch",
     "ToolWebSearch",
+    "Usage",
     "UserLocation",
     "WebSource",
 ]
