@@ -10,6 +10,7 @@ Blocks the library does not model (new server tools, new block types) are kept a
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Self, cast
@@ -149,7 +150,11 @@ def content_classes() -> dict[str, type[Any]]:
     queue: list[type[Any]] = [Content]
     while queue:
         cls = queue.pop(0)
-        found.setdefault(cls.content_type, cls)
+        # A slotted dataclass is a new class made from the one defined, which stays a
+        # subclass of its base: take only the class its module holds under that name.
+        module = sys.modules.get(cls.__module__)
+        if module is not None and getattr(module, cls.__qualname__, None) is cls:
+            found.setdefault(cls.content_type, cls)
         queue.extend(cls.__subclasses__())
     return found
 
