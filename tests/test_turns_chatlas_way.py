@@ -109,7 +109,7 @@ def test_structured_data_cut_at_max_tokens_raises_the_cause_not_a_parse_error(
 ) -> None:
     server = serve([Reply.text('{"name": "An', stop_reason="max_tokens"), Reply.text("ok")])
     chat = make_chat(server)
-    with pytest.raises(ValueError, match="Data extraction failed: .*`max_tokens` limit"):
+    with pytest.raises(ValueError, match=r"Data extraction failed: .*`max_tokens` limit"):
         chat.chat_structured("Ann is 3", data_model=Person)
     assert str(chat.chat("Thanks", echo="none")) == "ok"  # the history stays valid
 
@@ -123,7 +123,7 @@ def test_structured_data_by_tool_cut_at_max_tokens_raises_the_cause(
     )
     server = serve([cut, Reply.text("ok")])
     chat = make_chat(server, structured_output_mode="tool")
-    with pytest.raises(ValueError, match="Data extraction failed: .*`max_tokens` limit"):
+    with pytest.raises(ValueError, match=r"Data extraction failed: .*`max_tokens` limit"):
         chat.chat_structured("Ann is 3", data_model=Person)
     assert str(chat.chat("Thanks", echo="none")) == "ok"
     assert len(server.message_requests()) == 2  # the cut call was not run as a tool
