@@ -236,6 +236,7 @@ def _usage(body: Mapping[str, Any], blocks: list[dict[str, Any]], reply: Reply) 
         },
         "output_tokens": figures.pop("output_tokens"),
         "service_tier": "standard",
+        "inference_geo": "not_available",
     }
     usage.update(figures)  # anything else the reply names (server_tool_use...)
     return usage
@@ -243,6 +244,9 @@ def _usage(body: Mapping[str, Any], blocks: list[dict[str, Any]], reply: Reply) 
 
 def _estimate_tokens(body: Mapping[str, Any]) -> int:
     return max(1, len(orjson.dumps(body.get("messages", []))) // 4)
+
+
+_START_ONLY = frozenset({"cache_creation", "service_tier", "inference_geo"})
 
 
 def _events(
@@ -260,7 +264,8 @@ def _events(
         events.extend(_block_events(index, block, reply))
         if index == 0:
             events.append({"type": "ping"})  # the API pings once the first block has started
-    final_usage = {k: v for k, v in usage.items() if k not in ("cache_creation", "service_tier")}
+    # The final usage repeats the counts, without the breakdown and the serving details.
+    final_usage = {k: v for k, v in usage.items() if k not in _START_ONLY}
     events.append(
         {
             "type": "message_delta",
