@@ -3,6 +3,7 @@ dicts, get_cost() from a price table, and cost in token_usage()."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -183,3 +184,26 @@ def test_chat_token_usage_keeps_all_four_counts(serve: Callable[..., LoopbackSer
     chat.chat("One", echo="none")
     chat.chat("Two", echo="none")
     assert chat.token_usage() == Usage(input=40, output=30, cache_read=100, cache_creation=200)
+
+
+def test_turns_saved_before_the_triple_load_with_chatlas_tokens() -> None:
+    from chatlas_like import from_json
+
+    version_1 = {
+        "format": "chatlas_like.turns",
+        "version": 1,
+        "turns": [
+            {"role": "user", "contents": [{"type": "text", "text": "Hi", "extra": None}]},
+            {
+                "role": "assistant",
+                "contents": [{"type": "text", "text": "Hello", "extra": None}],
+                "tokens": [20, 15, 50, 100],
+                "finish_reason": "end_turn",
+                "completion": {"id": "msg_1", "model": "claude-haiku-4-5"},
+            },
+        ],
+    }
+    answer = from_json(json.dumps(version_1))[1]
+    assert answer.tokens == (145, 15, 50)
+    assert answer.usage == Usage(input=20, output=15, cache_read=50, cache_creation=100)
+    assert answer.finish_reason == "success"
