@@ -69,6 +69,8 @@ _ANTHROPIC: dict[str, TokenPrice] = {
 }
 _TABLES: dict[str, dict[str, TokenPrice]] = {"anthropic": _ANTHROPIC}
 _custom: dict[tuple[str, str], TokenPrice] = {}
+# Each model's price once looked up: a turn's cost is one dict read (set_token_price clears it).
+_resolved: dict[tuple[str, str], TokenPrice | None] = {}
 _lock = threading.Lock()
 _DATED = re.compile(r"-(\d{8}|latest)$")
 
@@ -98,6 +100,7 @@ def set_token_price(
         _custom[(provider.lower(), model)] = TokenPrice(
             float(input), float(output), float(cached_input)
         )
+        _resolved.clear()
 
 
 def get_token_price(model: str, provider: str = "anthropic") -> TokenPrice | None:
@@ -106,14 +109,19 @@ def get_token_price(model: str, provider: str = "anthropic") -> TokenPrice | Non
     A dated model id (``claude-haiku-4-5-20251001``) or a ``-latest`` alias costs what its
     model does.
     """
+    key = (provider, model)
+    try:
+        return _resolved[key]
+    except KeyError:
+        pass
     provider = provider.lower()
     undated = _DATED.sub("", model)
     with _lock:
         custom = _custom.get((provider, model)) or _custom.get((provider, undated))
-    if custom is not None:
-        return custom
-    table = _TABLES.get(provider, {})
-    return table.get(model) or table.get(undated)
+        table = _TABLES.get(provider, {})
+        price = custom or table.get(model) or table.get(undated)
+        _resolved[key] = price
+    return price
 
 
 def token_cost(provider: str, model: str, tokens: tuple[int, int, int]) -> float | None:

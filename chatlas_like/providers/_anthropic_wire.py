@@ -547,13 +547,13 @@ class AnthropicAccumulator:
             cost=token_cost("anthropic", model, tokens) if model else None,
             partial_reason=partial_reason,
         )
-        data = {
-            **self._message,
-            "stop_reason": self._stop_reason,
-            "stop_sequence": self._stop_sequence,
-            "usage": raw,
-        }
+        # What the response said, less its blocks (the turn's contents are those): the
+        # message_start's message (the accumulator's own copy) with the final figures.
+        data = self._message
         data.pop("content", None)
+        data["stop_reason"] = self._stop_reason
+        data["stop_sequence"] = self._stop_sequence
+        data["usage"] = raw
         turn.attach_completion(data, self._completion_factory or _no_completion)
         return turn
 
