@@ -32,6 +32,7 @@ CACHED = Reply.text("Hello!").with_usage(
 def _own_prices(monkeypatch: pytest.MonkeyPatch) -> None:
     """Prices set by a test stay in that test."""
     monkeypatch.setattr(_prices, "_custom", {})
+    monkeypatch.setattr(_prices, "_resolved", {})
 
 
 def test_a_turns_tokens_count_cache_writes_as_input_at_a_quarter_more(
