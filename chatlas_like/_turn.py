@@ -79,8 +79,8 @@ class Usage(NamedTuple):
 def _as_tokens(tokens: Sequence[int] | None) -> Tokens | None:
     if tokens is None:
         return None
-    if type(tokens) is tuple and len(tokens) == 3:
-        return tokens  # pyright: ignore[reportReturnType]  # the provider's, already right
+    if isinstance(tokens, tuple) and len(tokens) == 3:  # the provider's, already right
+        return tokens
     if isinstance(tokens, Usage) or len(tokens) != 3:
         raise ValueError(
             "tokens must be (input, output, cached), three counts as chatlas has them; "
