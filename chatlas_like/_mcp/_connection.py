@@ -139,7 +139,7 @@ class McpConnection:
         except BaseException as e:  # the owner records how the session ended; never raises
             if not ready.done():
                 ready.set_exception(_plain(e))
-            elif not self._stop.is_set():
+            elif self.ended is None and not self._stop.is_set():
                 self.ended = _plain(e)
                 _log.warning("MCP server %r ended: %s", self.name, _describe(self.ended))
         finally:
@@ -171,9 +171,21 @@ class McpConnection:
                 call.cancel()  # a timeout or an interrupt on our side, or the session ended
         if call.cancelled():
             raise McpUnavailable(self._gone())
-        result = call.result()
+        error = call.exception()
+        if error is not None:
+            if _connection_closed(error):  # the server is gone: later calls say so at once
+                self._end(error)
+            raise error
         await self._settle()
-        return result
+        return call.result()
+
+    def _end(self, why: BaseException) -> None:
+        """The session is dead: record why, and let the owner release the transport."""
+        if self._session is not None:
+            self.ended = why
+            self._session = None
+        if self._stop is not None:
+            self._stop.set()
 
     async def _settle(self) -> None:
         """Let a re-listing the call brought about finish, so the next turn sees it."""
@@ -218,6 +230,13 @@ async def _list_tools(session: Any) -> list[Any]:
         cursor = page.next_cursor
         if not cursor:
             return listed
+
+
+def _connection_closed(error: BaseException) -> bool:
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import CONNECTION_CLOSED
+
+    return isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
 
 
 def _consume(task: asyncio.Future[Any]) -> None:

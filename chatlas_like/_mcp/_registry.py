@@ -184,23 +184,18 @@ def _failure(message: str) -> ContentToolResult:
 
 def _call_failed(server: str, tool: str, error: Exception) -> str:
     from mcp.shared.exceptions import MCPError
+    from mcp.types import CONNECTION_CLOSED
     from pydantic import ValidationError
 
     if isinstance(error, MCPError):
-        if error.message in ("Connection closed", "SSE stream ended without a response"):
+        if error.code == CONNECTION_CLOSED:
             return (
                 f"The MCP server {server!r} closed the connection during the call "
                 f"({error.message}); it may have crashed, and `{tool}` may have partly run."
             )
         return f"The MCP server {server!r} answered `{tool}` with an error: {error.message} (code {error.code})."
     if isinstance(error, ValidationError):
-        count = error.error_count()
-        first = error.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return (
-            f"The MCP server {server!r} sent a malformed result for `{tool}` ({count} "
-            f"problem{'s' if count != 1 else ''}; first: {where}: {first['msg']})."
-        )
+        return f"The MCP server {server!r} sent a malformed result for `{tool}`: {_malformed(error)}."
     if isinstance(error, RuntimeError):  # the SDK's check of structured output and schema
         return (
             f"The MCP server {server!r} sent a result for `{tool}` that the client refused: {error}"
@@ -208,6 +203,19 @@ def _call_failed(server: str, tool: str, error: Exception) -> str:
     return (
         f"The call of `{tool}` on the MCP server {server!r} failed: {type(error).__name__}: {error}"
     )
+
+
+def _malformed(error: Any) -> str:
+    """What is wrong with a result, in a line (a bad block fails every block type: say so)."""
+    problems = error.errors(include_url=False, include_input=False)
+    locations = [tuple(p["loc"]) for p in problems]
+    blocks = {loc[1] for loc in locations if len(loc) > 2 and loc[0] == "content"}
+    if len(blocks) == 1 and all(len(loc) > 2 and loc[0] == "content" for loc in locations):
+        return f"content block {blocks.pop()} is not of any MCP content type"
+    first = problems[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the result"
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{where}: {first['msg']}{more}"
 
 
 # -- transports ---------------------------------------------------------------------------------

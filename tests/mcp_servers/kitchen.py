@@ -184,6 +184,7 @@ def serve_http() -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app.streamable_http_app(), log_level="warning")
     asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
