@@ -195,7 +195,9 @@ def _call_failed(server: str, tool: str, error: Exception) -> str:
             )
         return f"The MCP server {server!r} answered `{tool}` with an error: {error.message} (code {error.code})."
     if isinstance(error, ValidationError):
-        return f"The MCP server {server!r} sent a malformed result for `{tool}`: {_malformed(error)}."
+        return (
+            f"The MCP server {server!r} sent a malformed result for `{tool}`: {_malformed(error)}."
+        )
     if isinstance(error, RuntimeError):  # the SDK's check of structured output and schema
         return (
             f"The MCP server {server!r} sent a result for `{tool}` that the client refused: {error}"
