@@ -252,8 +252,9 @@ def test_malformed_results_are_error_results_naming_the_problem(serve: Serve) ->
             ("hologram", {}),
             ("bad_base64", {}),
             ("noisy", {}),
+            ("rpc_error", {}),
         )
-        malformed, hologram, bad_base64, noisy = results_of(ran)
+        malformed, hologram, bad_base64, noisy, rpc_error = results_of(ran)
     assert malformed.outcome == "error"
     assert "malformed result for `malformed`: content: Input should be a valid list" in str(
         malformed.error
@@ -261,6 +262,10 @@ def test_malformed_results_are_error_results_naming_the_problem(serve: Serve) ->
     assert "content block 0 is not of any MCP content type" in str(hologram.error)
     assert bad_base64.outcome == "success" and "not valid base64" in bad_base64.value
     assert noisy.value == "still fine"  # a stray line does not end the session
+    assert rpc_error.outcome == "error"
+    assert "answered `rpc_error` with an error: the tool broke (code -32603)" in str(
+        rpc_error.error
+    )
 
 
 async def test_an_http_server_that_went_away_answers_with_an_error_not_a_hang(

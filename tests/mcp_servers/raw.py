@@ -16,6 +16,7 @@ TOOLS = [
     {"name": "hologram", "description": "A block of an unknown type.", "inputSchema": EMPTY},
     {"name": "bad_base64", "description": "An image that is not base64.", "inputSchema": EMPTY},
     {"name": "noisy", "description": "A stray line, then an answer.", "inputSchema": EMPTY},
+    {"name": "rpc_error", "description": "Answers with a JSON-RPC error.", "inputSchema": EMPTY},
     {
         "name": "bad_schema",
         "description": "A schema that is not valid JSON Schema.",
@@ -53,7 +54,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
         name = params.get("name")
         if name == "noisy":
             sys.stdout.write("this line is not JSON-RPC\n")
-        return RESULTS.get(name)
+        return RESULTS.get(name)  # rpc_error has none: a JSON-RPC error answers it
     return None
 
 
@@ -64,7 +65,11 @@ def main() -> None:
             continue  # a notification
         result = answer(request)
         if result is None:
-            error = {"code": -32601, "message": f"unknown: {request.get('method')}"}
+            error = (
+                {"code": -32603, "message": "the tool broke"}
+                if request.get("method") == "tools/call"
+                else {"code": -32601, "message": f"unknown method {request.get('method')}"}
+            )
             send({"jsonrpc": "2.0", "id": request["id"], "error": error})
         else:
             send({"jsonrpc": "2.0", "id": request["id"], "result": result})
