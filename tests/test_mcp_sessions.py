@@ -104,12 +104,23 @@ async def test_include_tools_registers_only_those_and_warns_of_a_name_the_server
 async def test_exclude_tools_and_a_namespace_name_the_rest_apart() -> None:
     chat = offline_chat()
     await chat.register_mcp_tools_stdio_async(
-        **kitchen_options(exclude_tools=["crash", "hang"], namespace="kit")
+        **kitchen_options(exclude_tools=["crash", "hang"], namespace="kit", timeout=30)
     )
     registered = names(chat)
     assert "kit_echo" in registered and "kit_files_read" in registered
     assert "kit_crash" not in registered and "kit_hang" not in registered
+    assert {t.timeout for t in chat.get_tools() if isinstance(t, Tool)} == {30}
     await chat.cleanup_mcp_tools()
+
+
+async def test_a_namespace_the_model_could_not_call_is_refused_before_a_server_starts(
+    tmp_path: Path,
+) -> None:
+    chat = offline_chat()
+    pid_file = tmp_path / "pid"
+    with pytest.raises(ValueError, match="namespace 'my.tools' must be letters"):
+        await chat.register_mcp_tools_stdio_async(**kitchen_options(pid_file, namespace="my.tools"))
+    assert not pid_file.exists()
 
 
 async def test_include_and_exclude_together_are_refused_before_a_server_starts(
