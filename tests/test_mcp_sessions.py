@@ -118,7 +118,7 @@ async def test_a_namespace_the_model_could_not_call_is_refused_before_a_server_s
 ) -> None:
     chat = offline_chat()
     pid_file = tmp_path / "pid"
-    with pytest.raises(ValueError, match="namespace 'my.tools' must be letters"):
+    with pytest.raises(ValueError, match=r"namespace 'my\.tools' must be letters"):
         await chat.register_mcp_tools_stdio_async(**kitchen_options(pid_file, namespace="my.tools"))
     assert not pid_file.exists()
 
@@ -192,6 +192,26 @@ async def test_a_server_command_that_exits_at_once_is_a_clear_error() -> None:
         await chat.register_mcp_tools_stdio_async(
             command=sys.executable, args=["-c", "pass"], transport_kwargs=dict(QUIET)
         )
+
+
+async def test_a_server_that_never_answers_can_be_given_up_on_leaving_nothing_behind(
+    tmp_path: Path,
+) -> None:
+    chat = offline_chat()
+    pid_file = tmp_path / "pid"
+    transport = {**QUIET, "env": {"MCP_PID_FILE": str(pid_file)}}
+    registering = asyncio.create_task(
+        chat.register_mcp_tools_stdio_async(
+            command=sys.executable, args=[RAW, "silent"], transport_kwargs=transport
+        )
+    )
+    while not pid_file.exists():  # the server is up and reading what it never answers
+        await asyncio.sleep(0.05)
+    registering.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await registering
+    assert process_gone(pid_from(pid_file))  # the cancel returned once it was stopped
+    assert chat.get_tools() == []
 
 
 async def test_an_http_server_answers_and_its_cleanup_leaves_no_connection_open(

@@ -42,11 +42,50 @@ class McpUnavailable(Exception):
 
 
 async def on_background(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Await ``factory()`` run on the background loop, from whichever loop we are on."""
+    """Await ``factory()`` run on the background loop, from whichever loop we are on.
+
+    Cancelled here, it is cancelled there, and this returns (raising CancelledError)
+    only once it has finished: a registration given up on has stopped its server.
+    """
     loop = background_loop()
-    if _running_loop() is loop:
+    caller = asyncio.get_running_loop()
+    if caller is loop:
         return await factory()
-    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(factory(), loop))
+    outcome: asyncio.Future[T] = caller.create_future()
+    tasks: list[asyncio.Task[T]] = []
+
+    def start() -> None:
+        task = loop.create_task(factory())
+        tasks.append(task)
+        task.add_done_callback(lambda done: _hand_back(caller, outcome, done))
+
+    loop.call_soon_threadsafe(start)
+    try:
+        return await asyncio.shield(outcome)
+    except asyncio.CancelledError:
+        loop.call_soon_threadsafe(lambda: tasks[0].cancel())  # start() has run by then
+        with suppress(BaseException):
+            await outcome
+        raise
+
+
+def _hand_back(
+    caller: asyncio.AbstractEventLoop, outcome: asyncio.Future[T], done: asyncio.Task[T]
+) -> None:
+    """Copy a background task's outcome to the caller's future, on the caller's loop."""
+
+    def settle() -> None:
+        if outcome.done():
+            return
+        if done.cancelled():
+            outcome.cancel()
+        elif done.exception() is not None:
+            outcome.set_exception(done.exception())  # pyright: ignore[reportArgumentType]
+        else:
+            outcome.set_result(done.result())
+
+    with suppress(RuntimeError):  # the caller's loop is closed: nobody waits any more
+        caller.call_soon_threadsafe(settle)
 
 
 def on_background_blocking(
@@ -108,6 +147,7 @@ class McpConnection:
         loop = asyncio.get_running_loop()
         self._stop, self._closed = asyncio.Event(), asyncio.Event()
         ready: asyncio.Future[None] = loop.create_future()
+        ready.add_done_callback(_consume)  # read below, unless this wait is cancelled
         self._owner = loop.create_task(self._own(ready), name=f"mcp-{self.where}")
         try:
             await asyncio.shield(ready)
@@ -138,7 +178,10 @@ class McpConnection:
                 await self._stop.wait()
         except BaseException as e:  # the owner records how the session ended; never raises
             if not ready.done():
-                ready.set_exception(_plain(e))
+                if isinstance(e, asyncio.CancelledError):
+                    ready.cancel()
+                else:
+                    ready.set_exception(_plain(e))
             elif self.ended is None and not self._stop.is_set():
                 self.ended = _plain(e)
                 _log.warning("MCP server %r ended: %s", self.name, _describe(self.ended))
@@ -151,8 +194,11 @@ class McpConnection:
         """Stop the session (and a stdio server's process); waits until it is done."""
         if self._stop is not None:
             self._stop.set()
-        if self._owner is not None and not self._owner.done():
-            await asyncio.wait([self._owner])
+        owner = self._owner
+        if owner is not None and not owner.done():
+            if self._session is None:  # still connecting (or dead): nothing to wind down
+                owner.cancel()
+            await asyncio.wait([owner])
         _LIVE.discard(self)
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:

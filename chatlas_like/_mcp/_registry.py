@@ -14,6 +14,7 @@ added (a new name that clashes with a tool the chat has is left out, with a warn
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -144,8 +145,13 @@ class McpTools:
         self._links, self._owned = {}, set()
         for link in links.values():
             _remove(tools, link)
-        for name in owned:
-            on_background_blocking(links[name].connection.close)
+        connections = [links[name].connection for name in owned]
+
+        async def close_all() -> None:
+            await asyncio.gather(*(c.close() for c in connections))
+
+        if connections:
+            on_background_blocking(close_all)
 
 
 def _remove(tools: Tools, link: _Link) -> None:

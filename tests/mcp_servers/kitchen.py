@@ -170,9 +170,10 @@ def files_read(path: str) -> str:
 
 def main() -> None:
     pid_file = os.environ.get("MCP_PID_FILE")
-    if pid_file:
-        with open(pid_file, "w") as f:
+    if pid_file:  # written whole, then renamed: a reader never sees it half-written
+        with open(f"{pid_file}.tmp", "w") as f:
             f.write(str(os.getpid()))
+        os.replace(f"{pid_file}.tmp", pid_file)
     if sys.argv[1:] == ["http"]:
         serve_http()
     else:

@@ -7,6 +7,7 @@ No ``mcp`` import: the point is to send bytes the SDK would not let a server sen
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -59,7 +60,15 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def main() -> None:
+    pid_file = os.environ.get("MCP_PID_FILE")
+    if pid_file:  # written whole, then renamed: a reader never sees it half-written
+        with open(f"{pid_file}.tmp", "w") as f:
+            f.write(str(os.getpid()))
+        os.replace(f"{pid_file}.tmp", pid_file)
+    silent = sys.argv[1:] == ["silent"]  # reads everything, answers nothing
     for line in sys.stdin:
+        if silent:
+            continue
         request = json.loads(line)
         if "id" not in request:
             continue  # a notification
