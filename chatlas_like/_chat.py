@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ._files import FileManager
+    from ._mcp import McpTools
     from ._store import ToolResultStore
     from ._store._attach import StoreAttachment
 
@@ -115,6 +116,7 @@ class Chat:
         self._pool = WorkerPool(keep_idle=self.options.max_concurrency)
         self._limiter = Limiter()
         self._store: StoreAttachment | None = None
+        self._mcp_tools: McpTools | None = None  # MCP sessions, once a server is registered
         if store is not None:
             self.attach_store(store, tenant_id=tenant_id, paging=paging)
         elif tenant_id is not None or paging:
@@ -338,6 +340,7 @@ class Chat:
 
     def get_tools(self) -> list[Tool | ToolBuiltIn]:
         """The registered tools."""
+        self._sync_mcp_tools()
         return list(self._tools.values())
 
     def set_tools(self, tools: Sequence[Callable[..., Any] | Tool | ToolBuiltIn]) -> None:
@@ -369,6 +372,115 @@ class Chat:
                 self._review = None
 
         return remove
+
+    # -- tools from MCP servers (see docs/mcp.md) --------------------------------------------
+
+    async def register_mcp_tools_stdio_async(
+        self,
+        *,
+        command: str,
+        args: Sequence[str] = (),
+        name: str | None = None,
+        include_tools: Sequence[str] = (),
+        exclude_tools: Sequence[str] = (),
+        namespace: str | None = None,
+        transport_kwargs: dict[str, Any] | None = None,
+        force: bool = False,
+        timeout: float | None = None,
+    ) -> None:
+        """Start an MCP server (``command args``) and register its tools; needs the ``mcp`` extra.
+
+        The session belongs to this chat: :meth:`cleanup_mcp_tools`, :meth:`close` or
+        leaving a ``with`` / ``async with`` block stops the server. A sync chat
+        registers with ``asyncio.run(chat.register_mcp_tools_stdio_async(...))``: the
+        session lives on the chat's private background loop, not the caller's.
+
+        Parameters
+        ----------
+        command
+            The program that runs the server, e.g. ``sys.executable`` or ``"npx"``.
+        args
+            Its arguments, e.g. ``["my_server.py"]``.
+        name
+            The session's name (for :meth:`cleanup_mcp_tools`); the server's own by default.
+        include_tools
+            Register only these of the server's tools (by their MCP names).
+        exclude_tools
+            Register all tools but these (not with ``include_tools``).
+        namespace
+            Put ``namespace_`` in front of each tool's name, to tell servers apart.
+        transport_kwargs
+            Options of the server process (``env``, ``cwd``, ``encoding``...) and
+            ``errlog``, the file its standard error goes to.
+        force
+            Replace registered tools of the same names instead of raising.
+        timeout
+            Seconds one call of these tools may take (else the chat's ``tool_timeout``).
+
+        Raises
+        ------
+        McpServerError
+            The server could not be started, initialised or listed.
+        ValueError
+            A session of that name exists, or tool names clash (see ``namespace``).
+        """
+        from ._mcp import ToolFilter, require_mcp, stdio_connection
+
+        require_mcp()
+        options = _mcp_filter(ToolFilter, include_tools, exclude_tools, namespace, timeout)
+        connection = stdio_connection(command, args, name, transport_kwargs or {})
+        await self._mcp().register(self._tools, connection, options, force)
+
+    async def register_mcp_tools_http_stream_async(
+        self,
+        *,
+        url: str,
+        include_tools: Sequence[str] = (),
+        exclude_tools: Sequence[str] = (),
+        name: str | None = None,
+        namespace: str | None = None,
+        transport_kwargs: dict[str, Any] | None = None,
+        force: bool = False,
+        timeout: float | None = None,
+    ) -> None:
+        """Connect to a running MCP server over streamable HTTP and register its tools.
+
+        As :meth:`register_mcp_tools_stdio_async`, for a server at ``url`` (e.g.
+        ``"http://127.0.0.1:8000/mcp"``); ``transport_kwargs`` are ``headers``,
+        ``auth`` and ``timeout`` for the HTTP client, or ``http_client`` (an
+        ``httpx2.AsyncClient``) and the options of the ``mcp`` package's
+        ``streamable_http_client``. Closing the session ends it on the server, which
+        keeps running.
+        """
+        from ._mcp import ToolFilter, http_connection, require_mcp
+
+        require_mcp()
+        options = _mcp_filter(ToolFilter, include_tools, exclude_tools, namespace, timeout)
+        connection = http_connection(url, name, transport_kwargs or {})
+        await self._mcp().register(self._tools, connection, options, force)
+
+    async def cleanup_mcp_tools(self, names: Sequence[str] | None = None) -> None:
+        """Close MCP sessions and remove their tools.
+
+        Parameters
+        ----------
+        names
+            The sessions to close; all by default. A copy's sessions belong to the chat
+            it was copied from: for a copy this removes the tools and closes nothing.
+        """
+        if self._mcp_tools is not None:
+            await self._mcp_tools.cleanup(self._tools, names)
+
+    def _mcp(self) -> McpTools:
+        if self._mcp_tools is None:
+            from ._mcp import McpTools
+
+            self._mcp_tools = McpTools()
+        return self._mcp_tools
+
+    def _sync_mcp_tools(self) -> None:
+        if self._mcp_tools is not None:  # a server's tools/list_changed, between calls
+            self._mcp_tools.sync(self._tools)
 
     # -- the tool-result store and saving ----------------------------------------------------
 
@@ -763,6 +875,7 @@ class Chat:
     ) -> tuple[Run, Sender, Turn | None]:
         if content not in ("text", "all"):
             raise ValueError(f"content must be 'text' or 'all', got {content!r}")
+        self._sync_mcp_tools()
         options = self.options.merged(overrides)
         spec = RequestSpec(
             system_prompt=self.system_prompt,
@@ -831,29 +944,34 @@ class Chat:
             record_usage(self.provider.name, str(served), turn.tokens)
 
     def close(self) -> None:
-        """Release the provider's pooled connections (also done when the chat is collected)."""
+        """Release the provider's pooled connections (also done when the chat is collected)
+        and close the MCP sessions this chat registered (their tools are removed)."""
+        if self._mcp_tools is not None:
+            self._mcp_tools.close(self._tools)
         close: Any = getattr(self.provider, "close", None)
         if callable(close):
             close()
 
     async def close_async(self) -> None:
-        """:meth:`close`, and the connections of the running event loop's client too."""
+        """:meth:`close` from async code: the MCP sessions close without blocking the
+        event loop, and the running loop's client connections close too."""
+        await self.cleanup_mcp_tools()
         close_async: Any = getattr(self.provider, "close_async", None)
         if close_async is None:
-            self.close()
+            await asyncio.to_thread(self.close)
         else:
             await cast("Callable[[], Awaitable[None]]", close_async)()
 
     def __enter__(self) -> Chat:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     async def __aenter__(self) -> Chat:
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close_async()
 
     async def get_state(self) -> dict[str, Any]:
@@ -949,7 +1067,11 @@ class Chat:
 
     def copy(self) -> Chat:
         """A copy with its own history (deep-copied) and its own run; provider and tools
-        are shared. The copy's tool results are numbered from 1 in its new run."""
+        are shared. The copy's tool results are numbered from 1 in its new run.
+
+        MCP sessions stay this chat's: the copy calls the same servers but owns none of
+        them (its ``cleanup_mcp_tools()`` and ``close()`` leave them open); once this
+        chat closes a session, the copy's calls to it answer with an error."""
         new = _copy.copy(self)
         new.kwargs_chat = dict(self.kwargs_chat)
         new._history = History(_copy.deepcopy(self._history.turns))
@@ -958,6 +1080,7 @@ class Chat:
         new._on_tool_result = self._on_tool_result.copy()
         new._params = dict(self._params)
         new._before_model_call = list(self._before_model_call)
+        new._mcp_tools = self._mcp_tools.copy() if self._mcp_tools is not None else None
         new._install_pager()  # the copy pages through its own run
         return new
 
@@ -1095,6 +1218,19 @@ def _attachment(
     from ._store._attach import StoreAttachment
 
     return StoreAttachment(open_store(store), tenant_id, paging)
+
+
+def _mcp_filter(
+    make: Callable[..., T],
+    include: Sequence[str] | str,
+    exclude: Sequence[str] | str,
+    namespace: str | None,
+    timeout: float | None,
+) -> T:
+    """The ToolFilter of a registration (a single name may be given as a string)."""
+    included = (include,) if isinstance(include, str) else tuple(include)
+    excluded = (exclude,) if isinstance(exclude, str) else tuple(exclude)
+    return make(included, excluded, namespace, timeout)
 
 
 def _prompt(args: Sequence[Content | str]) -> Turn | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, cast
 
 from ._renderers import render, render_text
+from ._tool_info import ToolInfo
 
 __all__ = [
     "Content",
@@ -290,6 +291,10 @@ class ContentToolRequest(Content):
     parse_error
         Set when the arguments could not be decoded (cut off, not JSON); the call
         is then refused without running the tool.
+    tool
+        What the chat knows of the tool called (name, description, schema,
+        annotations), set for a registered tool before any callback sees the request;
+        None for an unknown tool. Not part of ``==``.
     """
 
     content_type: ClassVar[str] = "tool_request"
@@ -298,6 +303,7 @@ class ContentToolRequest(Content):
     arguments: Any = field(default_factory=dict)
     extra: dict[str, Any] | None = None
     parse_error: str | None = None
+    tool: ToolInfo | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return render_text("format_call", self)

@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._content import Content
+from ._content import Content, ContentToolRequest
 from ._echo import Echo
 from ._errors import ChatlasLikeError, ProviderError, StreamInterruptedError, ToolLoopLimitError
 from ._history import History, answer_dangling
 from ._options import ChatOptions
+from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult, refused
 from ._tool_runner import INTERRUPTED_PENDING, ToolsDone
 from ._tools import Tool, ToolBuiltIn
@@ -192,6 +193,7 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
     yield_text = run.yield_text
     stop_requested = run.stop_requested
     separate = run.text_yielded  # a later turn's text is set apart from the earlier one's
+    described: dict[int, tuple[Content, Content]] = {}
     try:
         while True:
             if stop_requested is not None and stop_requested():
@@ -211,6 +213,7 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
                     run.text_yielded = True
                     yield out
             elif isinstance(out, Content):
+                out = _describe(out, run, described)
                 echo.content(out)
                 if run.yield_content:
                     yield out
@@ -227,7 +230,23 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
         if partial is not None:
             run.history.append(partial, run.token)
         raise StreamInterruptedError(f"{STREAM_ENDED} (no message_stop event)")
-    return accumulator.turn()
+    turn = accumulator.turn()
+    turn.contents[:] = [_describe(c, run, described) for c in turn.contents]  # not yet shared
+    return turn
+
+
+def _describe(content: Content, run: Run, described: dict[int, tuple[Content, Content]]) -> Content:
+    """A registered tool's request with its :class:`ToolInfo` (chatlas's ``request.tool``),
+    the same object whether it is streamed out first or met in the finished turn."""
+    if type(content) is not ContentToolRequest or content.tool is not None:
+        return content
+    seen = described.get(id(content))
+    if seen is not None:
+        return seen[1]
+    tool = run.tools.get(content.name)
+    new = content if tool is None else replace(content, tool=ToolInfo.from_tool(tool))
+    described[id(content)] = (content, new)  # the original is held, so its id stays unique
+    return new
 
 
 def _check_limits(run: Run, requests: list[Any]) -> None:

@@ -36,6 +36,7 @@ from ._content import (
 from ._files import FileMetadata
 from ._missing import MISSING, MISSING_TYPE
 from ._server_tools import ToolWebFetch, ToolWebSearch, UserLocation
+from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult
 from ._turn import FinishReason, TokenUsage
 from .providers._base import ModelInfo
@@ -97,6 +98,7 @@ __all__ = [
     "SubmitInputArgsT",
     "TokenUsage",
     "ToolAnnotations",
+    "ToolInfo",
     "ToolWebFetch",
     "ToolWebSearch",
     "UserLocation",
