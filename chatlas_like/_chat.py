@@ -132,7 +132,7 @@ class Chat:
 
     @conversation_id.setter
     def conversation_id(self, value: str | None) -> None:
-        if value is not None and not isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        if value is not None and not isinstance(value, str):
             raise TypeError(f"conversation_id must be a str or None, not {type(value).__name__}")
         self._conversation_id = value
 

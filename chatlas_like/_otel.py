@@ -172,9 +172,10 @@ class CallTrace:
         )
         self.agent_context = trace.set_span_in_context(self.agent)
 
-    def end(self, error: BaseException | None) -> None:
+    def end(self, error: BaseException | None, request_duration: float) -> None:
         if self.chat is not None:
-            self.chat_failed(error or RuntimeError("the call ended before the answer"), None)
+            failure = error or RuntimeError("the call ended before the request was answered")
+            self.chat_failed(failure, request_duration)
         for request_id in list(self.tool_spans):
             span, ended = self.tool_spans.pop(request_id)
             span.end(end_time=ended)

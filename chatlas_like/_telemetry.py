@@ -150,9 +150,7 @@ def observe_call(
     if _otel_imported():
         from ._otel import start_call
 
-        trace = start_call(
-            provider.name, provider.model, conversation_id, capture_content(), tools
-        )
+        trace = start_call(provider.name, provider.model, conversation_id, capture_content(), tools)
     if trace is None and not logger.isEnabledFor(logging.INFO):
         return QUIET
     return CallObserver(
@@ -208,12 +206,12 @@ class CallObserver(Observer):
         if logger.isEnabledFor(logging.INFO):
             logger.info("chat call failed: %s", failure_message(error))
         if self.trace is not None:
-            self.trace.end(error)
+            self.trace.end(error, time.perf_counter() - self._request_started)
             self.trace = None
 
     def end(self) -> None:
         if self.trace is not None:
-            self.trace.end(None)
+            self.trace.end(None, time.perf_counter() - self._request_started)
             self.trace = None
 
     # -- model requests ----------------------------------------------------------------------
@@ -282,7 +280,7 @@ class CallObserver(Observer):
                 duration * 1e3,
             )
             if logger.isEnabledFor(logging.DEBUG):
-                logger.debug("response body: %s", scrub(_as_json(completion), self.limit))
+                logger.debug("response body: %s", scrub(_answer_json(turn), self.limit))
 
     # -- tools -------------------------------------------------------------------------------
 
@@ -410,11 +408,27 @@ def _field(obj: object, name: str) -> object:
     return getattr(obj, name, None)
 
 
-def _as_json(obj: object) -> str:
-    dump = getattr(obj, "model_dump", None)
-    if callable(dump):
-        obj = dump(mode="json")
-    return orjson.dumps(obj, default=str).decode()
+def _answer_json(turn: AssistantTurn) -> str:
+    """The answer as JSON: what identifies it, and its contents (text, tool calls ...)."""
+    completion = turn.completion
+    tokens = turn.tokens
+    answer = {
+        "id": _field(completion, "id"),
+        "model": _field(completion, "model"),
+        "stop_reason": turn.finish_reason,
+        "tokens": list(tokens) if tokens is not None else None,  # pyright: ignore[reportUnknownArgumentType]
+        "content": [_content_json(c) for c in turn.contents],
+    }
+    return orjson.dumps(answer, default=str).decode()
+
+
+def _content_json(content: object) -> dict[str, Any]:
+    found: dict[str, Any] = {"type": getattr(content, "content_type", type(content).__name__)}
+    for name in ("text", "thinking", "id", "name", "arguments"):
+        value = getattr(content, name, None)
+        if value is not None:
+            found[name] = value
+    return found
 
 
 def _sent(result: ContentToolResult) -> str:
