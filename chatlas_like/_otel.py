@@ -185,8 +185,12 @@ class CallTrace:
         self.pending_events.clear()
         if agent.is_recording():
             if any(self.usage):
-                agent.set_attribute("gen_ai.usage.input_tokens", self.usage[0])
-                agent.set_attribute("gen_ai.usage.output_tokens", self.usage[1])
+                agent.set_attributes(
+                    {
+                        "gen_ai.usage.input_tokens": self.usage[0],
+                        "gen_ai.usage.output_tokens": self.usage[1],
+                    }
+                )
             if error is not None:
                 mark_failed(agent, error)
         agent.end()
@@ -252,20 +256,22 @@ class CallTrace:
         completion = turn.completion
         response_model = _field(completion, "model")
         if span.is_recording():
+            found: dict[str, Any] = {}
             if counts is not None:
-                span.set_attribute("gen_ai.usage.input_tokens", counts[0])
-                span.set_attribute("gen_ai.usage.output_tokens", counts[1])
+                found["gen_ai.usage.input_tokens"] = counts[0]
+                found["gen_ai.usage.output_tokens"] = counts[1]
                 if counts[2] is not None:
-                    span.set_attribute("gen_ai.usage.cache_read.input_tokens", counts[2])
+                    found["gen_ai.usage.cache_read.input_tokens"] = counts[2]
                 if counts[3] is not None:
-                    span.set_attribute("gen_ai.usage.cache_creation.input_tokens", counts[3])
+                    found["gen_ai.usage.cache_creation.input_tokens"] = counts[3]
             if response_model is not None:
-                span.set_attribute("gen_ai.response.model", str(response_model))
+                found["gen_ai.response.model"] = str(response_model)
             response_id = _field(completion, "id")
             if response_id is not None:
-                span.set_attribute("gen_ai.response.id", str(response_id))
+                found["gen_ai.response.id"] = str(response_id)
             if turn.finish_reason:
-                span.set_attribute("gen_ai.response.finish_reasons", [str(turn.finish_reason)])
+                found["gen_ai.response.finish_reasons"] = [str(turn.finish_reason)]
+            span.set_attributes(found)  # one call: the SDK takes its lock once
             if self.capture:
                 record_output(span, turn)
         span.end()
@@ -345,27 +351,26 @@ class CallTrace:
         found = self.tool_spans.pop(request.id, None)
         span, ended = found if found is not None else (self._tool_span(request), None)
         if span.is_recording():
-            span.set_attribute("chatlas_like.tool.outcome", result.outcome)
-            span.set_attribute("chatlas_like.tool.is_truncated", result.is_truncated)
+            values: dict[str, Any] = {
+                "chatlas_like.tool.outcome": result.outcome,
+                "chatlas_like.tool.is_truncated": result.is_truncated,
+            }
             if result.original_length is not None:
-                span.set_attribute("chatlas_like.tool.original_bytes", result.original_length)
+                values["chatlas_like.tool.original_bytes"] = result.original_length
             if result.stored_length is not None:
-                span.set_attribute("chatlas_like.tool.sent_bytes", result.stored_length)
+                values["chatlas_like.tool.sent_bytes"] = result.stored_length
             if store is not None:
                 stored, failure = store
-                span.set_attribute("chatlas_like.run_id", run_id)
-                span.set_attribute("chatlas_like.tool.sequence", sequence)
-                span.set_attribute("chatlas_like.tool.stored", stored)
-                event: dict[str, Any] = {
-                    "chatlas_like.run_id": run_id,
-                    "chatlas_like.tool.sequence": sequence,
-                    "chatlas_like.store.ok": stored,
-                }
+                address = {"chatlas_like.run_id": run_id, "chatlas_like.tool.sequence": sequence}
+                values.update(address)
+                values["chatlas_like.tool.stored"] = stored
+                event: dict[str, Any] = {**address, "chatlas_like.store.ok": stored}
                 if failure is not None:
                     event["error.type"] = error_type(failure)
                 span.add_event("chatlas_like.store.write", event)
             if self.capture:
-                span.set_attribute("gen_ai.tool.call.result", _json(result.get_model_value()))
+                values["gen_ai.tool.call.result"] = _json(result.get_model_value())
+            span.set_attributes(values)
             if result.outcome in ("error", "exception", "refused"):
                 mark_failed(span, result.exception or result.error, result.outcome)
         span.end(end_time=ended)
