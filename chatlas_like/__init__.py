@@ -8,8 +8,10 @@ access too.
 
 from typing import TYPE_CHECKING, Any
 
+from . import _display as _display  # fills the table content types render through
 from ._callbacks import Allow, Deny
 from ._chat import Chat, ChatResponse, ChatResponseAsync, ChatStream
+from ._chat_anthropic import ChatAnthropic
 from ._content import (
     Content,
     ContentCitation,
@@ -61,7 +63,6 @@ from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
 from ._turn import AssistantTurn, SystemTurn, TokenUsage, Turn, UserTurn
 from .providers import Provider
-from .providers._anthropic import ChatAnthropic
 
 __version__ = "0.1.0"
 

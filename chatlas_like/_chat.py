@@ -427,6 +427,7 @@ class Chat:
         from ._persist import load_chat
 
         return load_chat(
+            cls,
             path,
             tools,
             provider=provider,

@@ -310,8 +310,8 @@ def run_chat_command(*, offline: bool, model: str | None, system_prompt: str | N
 
     from rich.console import Console
 
+    from ._chat_anthropic import ChatAnthropic
     from ._demo import quarterly_sales
-    from .providers._anthropic import ChatAnthropic
 
     console = Console()
     options: dict[str, Any] = {"model": model or "claude-haiku-4-5", "system_prompt": system_prompt}

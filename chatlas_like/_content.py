@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, cast
 
+from ._renderers import render, render_text
+
 __all__ = [
     "Content",
     "ContentCitation",
@@ -56,14 +58,10 @@ class Content:
     content_type: ClassVar[str] = "content"
 
     def _repr_html_(self) -> str:
-        from ._display import content_html
-
-        return content_html(self)
+        return render_text("content_html", self)
 
     def _repr_markdown_(self) -> str:
-        from ._display import content_markdown
-
-        return content_markdown(self)
+        return render_text("content_markdown", self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,15 +298,11 @@ class ContentToolRequest(Content):
     parse_error: str | None = None
 
     def __str__(self) -> str:
-        from ._display import format_call
-
-        return format_call(self)
+        return render_text("format_call", self)
 
     def tagify(self) -> Any:
         """Render as an htmltools tag (for Shiny)."""
-        from ._display import request_tag
-
-        return request_tag(self)
+        return render("request_tag", self)
 
 
 @dataclass(frozen=True, slots=True)

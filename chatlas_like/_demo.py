@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from ._chat import Chat
-from .providers._anthropic import ChatAnthropic
+from ._chat_anthropic import ChatAnthropic
 
 __all__ = ["demo_model", "quarterly_sales", "run_demo"]
 

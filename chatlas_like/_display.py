@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
+from ._renderers import register
+
 if TYPE_CHECKING:
     from markdown_it.renderer import RendererHTML
     from markdown_it.token import Token
@@ -537,3 +539,15 @@ def result_tag(result: ContentToolResult) -> Any:
     from htmltools import HTML
 
     return HTML(result_html(result))
+
+
+# Content types reach these through the table (they never import this module).
+register(
+    content_html=content_html,
+    content_markdown=content_markdown,
+    format_call=format_call,
+    format_result=format_result,
+    request_tag=request_tag,
+    result_rich=result_rich,
+    result_tag=result_tag,
+)

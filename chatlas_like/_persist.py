@@ -158,6 +158,7 @@ def _fsync_directory(directory: Path) -> None:
 
 
 def load_chat(
+    chat_class: type[Chat],
     path: str | os.PathLike[str],
     tools: Sequence[Callable[..., Any] | Tool | ToolBuiltIn] = (),
     *,
@@ -168,9 +169,10 @@ def load_chat(
     paging: bool = False,
     options: Mapping[str, Any] | None = None,
 ) -> Chat:
-    """A chat from a file written by :func:`save_chat`."""
-    from ._chat import Chat
+    """A ``chat_class`` chat from a file written by :func:`save_chat`.
 
+    The class comes from the caller (``Chat.load``), so persistence never imports the chat.
+    """
     where = os.fspath(path)
     document = read_document(Path(path))
     try:
@@ -178,7 +180,7 @@ def load_chat(
     except PersistenceError as e:
         raise PersistenceError(f"{where}: {e}") from None
     saved_options = _saved_options(document.get("options"))
-    chat = Chat(
+    chat = chat_class(
         provider or _provider(document["provider"], api_key, where),
         system_prompt=document.get("system_prompt"),
         store=store,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 from ._content import Content, ContentToolRequest
 from ._model_format import format_value
+from ._renderers import render, render_text
 
 if TYPE_CHECKING:
     from ._expansion import MessageExpansion
@@ -249,21 +250,15 @@ class ContentToolResult(Content):
     # -- display ---------------------------------------------------------------------
 
     def __str__(self) -> str:
-        from ._display import format_result
-
-        return format_result(self)
+        return render_text("format_result", self)
 
     def __rich__(self) -> Any:
         """Render for a terminal (rich): outcome, call and a capped preview."""
-        from ._display import result_rich
-
-        return result_rich(self)
+        return render("result_rich", self)
 
     def tagify(self) -> Any:
         """Render as an htmltools tag (for Shiny), with everything escaped."""
-        from ._display import result_tag
-
-        return result_tag(self)
+        return render("result_tag", self)
 
 
 def refused(request: ContentToolRequest, message: str) -> ContentToolResult:

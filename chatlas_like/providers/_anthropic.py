@@ -1,4 +1,4 @@
-"""ChatAnthropic: the Anthropic provider, and the only module that imports the SDK.
+"""The Anthropic provider, and the only module that imports the SDK.
 
 The SDK is imported on the first request, not with the package. Requests go through the
 SDK's client (authentication, headers, connection pool, timeouts, status errors); its
@@ -6,6 +6,8 @@ own retries are off (``max_retries=0``) because the chat retries in one place (s
 :mod:`chatlas_like._retry`). The response body is read as raw server-sent events and
 decoded here, so streamed and non-streamed answers feed the same accumulator. SDK and
 transport errors become :mod:`chatlas_like._errors` exceptions in ``translate_error``.
+``ChatAnthropic()``, which builds a chat around this provider, is in ``_chat_anthropic``:
+a provider never imports the chat.
 """
 
 from __future__ import annotations
@@ -47,15 +49,12 @@ from ._anthropic_wire import (
 from ._base import ModelInfo, RequestSpec
 
 if TYPE_CHECKING:
-    from .._chat import Chat
     from .._content import ContentUploaded
     from .._files import FileMetadata, FileSource
-    from .._store import ToolResultStore
 
 __all__ = [
     "NO_PREFILL_MODELS",
     "AnthropicProvider",
-    "ChatAnthropic",
     "sdk_errors",
     "translate_error",
 ]
@@ -550,84 +549,3 @@ def _retry_after(headers: Any) -> float | None:
         except ValueError:
             continue
     return None
-
-
-def ChatAnthropic(
-    *,
-    system_prompt: str | None = None,
-    model: str | None = None,
-    max_tokens: int = 4096,
-    cache: CacheTTL = "5m",
-    api_key: str | None = None,
-    base_url: str | None = None,
-    reasoning: int | ReasoningEffort | dict[str, Any] | None = None,
-    structured_output_mode: StructuredMode = "auto",
-    kwargs: dict[str, Any] | None = None,
-    store: ToolResultStore | str | os.PathLike[str] | None = None,
-    tenant_id: str | None = None,
-    paging: bool = False,
-    **options: Any,
-) -> Chat:
-    """Chat with an Anthropic Claude model.
-
-    Parameters
-    ----------
-    system_prompt
-        The system prompt.
-    model
-        The model, e.g. ``"claude-haiku-4-5"``; ``"claude-sonnet-5"`` by default (as chatlas).
-    max_tokens
-        The most tokens one answer may use.
-    cache
-        Prompt caching: ``"5m"`` (default), ``"1h"`` or ``"none"``.
-    api_key
-        The API key; ``ANTHROPIC_API_KEY`` when None. Never saved with a chat.
-    base_url
-        Another endpoint, e.g. the loopback server of :mod:`chatlas_like.testing`.
-    reasoning
-        Extended thinking. An int is a fixed thinking budget in tokens (below
-        ``max_tokens``); ``"low"``, ``"medium"``, ``"high"``, ``"xhigh"`` or ``"max"``
-        turns on adaptive thinking at that effort; a dict is sent as the API's
-        ``thinking`` object. Thinking blocks are kept with their signatures and sent
-        back unchanged.
-    structured_output_mode
-        How :meth:`~chatlas_like.Chat.chat_structured` asks for data: ``"auto"`` uses
-        Anthropic's structured outputs where the model has them (Claude 4.5 and later)
-        and a forced tool otherwise; ``"native"`` or ``"tool"`` force one way.
-    kwargs
-        Extra arguments for the SDK client (``timeout``, ``default_headers``...).
-    store
-        A tool-result store, or its URL or file path: every tool result is kept there
-        as it is made (see :class:`~chatlas_like.ToolResultStore`).
-    tenant_id
-        Whose results they are in the store.
-    paging
-        Let the model read past the cut of a long result from the store.
-    **options
-        Chat options (see :class:`~chatlas_like.ChatOptions`), e.g. ``max_tool_rounds``.
-
-    Returns
-    -------
-    Chat
-        A chat talking to the model.
-    """
-    from .._chat import Chat
-
-    provider = AnthropicProvider(
-        model=model or DEFAULT_MODEL,
-        max_tokens=max_tokens,
-        api_key=api_key,
-        base_url=base_url,
-        cache=cache,
-        client_kwargs=kwargs,
-        reasoning=reasoning,
-        structured_output_mode=structured_output_mode,
-    )
-    return Chat(
-        provider,
-        system_prompt=system_prompt,
-        store=store,
-        tenant_id=tenant_id,
-        paging=paging,
-        **options,
-    )
