@@ -260,9 +260,9 @@ class CallTrace:
             if counts is not None:
                 found["gen_ai.usage.input_tokens"] = counts[0]
                 found["gen_ai.usage.output_tokens"] = counts[1]
-                if counts[2] is not None:
+                if counts[2]:  # prompt-cache figures only when the cache was used
                     found["gen_ai.usage.cache_read.input_tokens"] = counts[2]
-                if counts[3] is not None:
+                if counts[3]:
                     found["gen_ai.usage.cache_creation.input_tokens"] = counts[3]
             if response_model is not None:
                 found["gen_ai.response.model"] = str(response_model)
