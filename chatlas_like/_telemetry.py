@@ -221,15 +221,15 @@ class CallObserver(Observer):
         if self.trace is not None:
             self.trace.request(body)
         if logger.isEnabledFor(logging.INFO):
-            text = orjson.dumps(body, default=str).decode()
+            raw = orjson.dumps(body, default=str)
             logger.info(
                 "model request: model=%s, %d messages, %s bytes",
                 body.get("model") or self.model,
                 len(body.get("messages") or ()),
-                f"{len(text.encode()):,}",
+                f"{len(raw):,}",
             )
             if logger.isEnabledFor(logging.DEBUG):
-                logger.debug("request body: %s", scrub(text, self.limit))
+                logger.debug("request body: %s", scrub(raw.decode(), self.limit))
 
     def send(self, fn: Callable[[A], T], body: A) -> T:
         trace = self.trace

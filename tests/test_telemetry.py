@@ -311,6 +311,40 @@ def test_an_unknown_tool_gets_a_refused_tool_span(
     assert parent_id(span) == span_id(one(spans, "invoke_agent"))
 
 
+def test_a_denied_call_is_a_tool_span_that_is_not_an_error(
+    serve: Serve, spans: InMemorySpanExporter
+) -> None:
+    from chatlas_like import Deny
+
+    server = serve([Reply.tool_call("weather", {"city": "Paris"}), Reply.text("Private.")])
+    chat = make_chat(server)
+    chat.register_tool(weather)
+    chat.on_tool_review(lambda request: Deny("The user keeps Paris private."))
+    chat.chat("Weather?", echo="none")
+    span = one(spans, "execute_tool weather")
+    assert attrs(span)["chatlas_like.tool.outcome"] == "denied"
+    assert "error.type" not in attrs(span)
+    assert span.status.status_code is StatusCode.UNSET
+
+
+def test_a_call_refused_at_the_round_limit_gets_a_span_and_the_agent_span_the_error(
+    serve: Serve, spans: InMemorySpanExporter
+) -> None:
+    from chatlas_like import ToolLoopLimitError
+
+    server = serve([Reply.tool_call("weather", {"city": "Oslo"})])
+    chat = make_chat(server, max_tool_rounds=0)
+    chat.register_tool(weather)
+    with pytest.raises(ToolLoopLimitError):
+        chat.chat("Weather?", echo="none")
+    tool = one(spans, "execute_tool weather")
+    agent = one(spans, "invoke_agent")
+    assert attrs(tool)["chatlas_like.tool.outcome"] == "refused"
+    assert parent_id(tool) == span_id(agent)
+    assert attrs(agent)["error.type"] == "ToolLoopLimitError"
+    assert one(spans, "chat ").status.status_code is StatusCode.UNSET
+
+
 def test_a_cut_result_is_marked_truncated_with_both_sizes(
     serve: Serve, spans: InMemorySpanExporter
 ) -> None:
