@@ -5,6 +5,13 @@ The turn loop calls it in one place for all four verbs. Every sink does work
 proportional to what it receives: text deltas are written as they come, never
 re-rendered with what came before, so 100 tool rounds cost 100 times one round.
 
+On a terminal, a text segment (the text between two tool calls, or the whole answer)
+streams as raw deltas while it is open; when it ends, the cursor goes back to where it
+began and the segment is drawn again as Markdown (headings, bold, lists, code, links as
+text), once. That redraw costs the segment's length, so the whole echo stays linear. A
+segment taller than the screen (partly scrolled away), one holding control characters,
+``echo="text"`` and output that is not a terminal stay as streamed: plain text.
+
 ``echo=`` modes: ``"none"``; ``"text"`` (the model's text); ``"output"`` (text, tool
 requests and results); ``"all"`` (also the user's prompt).
 """
@@ -12,6 +19,7 @@ requests and results); ``"all"`` (also the user's prompt).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
@@ -35,6 +43,8 @@ __all__ = ["ConsoleEcho", "Echo", "EchoMode", "NullEcho", "make_echo"]
 
 EchoMode = Literal["none", "text", "output", "all"]
 ECHO_MODES = ("none", "text", "output", "all")
+# Characters that move the cursor in ways a segment's row count cannot follow.
+_UNCOUNTABLE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 
 
 class Echo(Protocol):
@@ -95,6 +105,13 @@ class ConsoleEcho:
         else:
             styled = self._file.isatty() and "NO_COLOR" not in os.environ
         self._dim, self._undim = ("\x1b[2m", "\x1b[22m") if styled else ("", "")
+        if console is not None:
+            terminal = console.is_terminal and not console.is_dumb_terminal
+        else:
+            terminal = self._file.isatty() and os.environ.get("TERM") != "dumb"
+        self._markdown = terminal and mode != "text"
+        self._segment: list[str] = []  # the open text segment's deltas (Markdown only)
+        self._segment_at_line_start = False
 
     @property
     def console(self) -> Any:
@@ -128,6 +145,10 @@ class ConsoleEcho:
     def text(self, delta: str) -> None:
         if not delta:
             return
+        if self._markdown:
+            if not self._segment:
+                self._segment_at_line_start = self._line_start
+            self._segment.append(delta)
         self._file.write(delta)
         self._line_start = delta.endswith("\n")
 
@@ -193,9 +214,32 @@ class ConsoleEcho:
         self._file.flush()
 
     def _end_line(self) -> None:
+        self._render_segment()
         if not self._line_start:
             self._file.write("\n")
             self._line_start = True
+
+    def _render_segment(self) -> None:
+        """Draw the text segment that just ended again, as Markdown, over its raw text."""
+        if not self._segment:
+            return
+        text = "".join(self._segment)
+        self._segment.clear()
+        if not self._segment_at_line_start or not text.strip() or _UNCOUNTABLE.search(text):
+            return
+        from rich.cells import cell_len
+
+        console = self.console
+        width = max(console.width, 1)
+        rows = sum(max(1, -(-cell_len(line) // width)) for line in text.split("\n"))
+        if rows >= console.height:
+            return  # its first rows scrolled out of reach: leave it as streamed
+        from rich.markdown import Markdown
+
+        # Up to the segment's first row (column 0), then clear to the end of the screen.
+        self._file.write(f"\x1b[{rows - 1}F\x1b[J" if rows > 1 else "\r\x1b[J")
+        console.print(Markdown(text, hyperlinks=False))
+        self._line_start = True
 
 
 def in_notebook() -> bool:

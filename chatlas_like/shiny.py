@@ -420,5 +420,8 @@ def serve_app(
         webbrowser.open(server.url)
     if background:
         return server
-    server.serve()
+    try:
+        server.serve()
+    except KeyboardInterrupt:  # Ctrl-C is how a blocking app is stopped: no traceback
+        print("chatlas_like: the chat app stopped.", flush=True)
     return None

@@ -1,9 +1,9 @@
 """OpenTelemetry spans and metrics of real conversations on the loopback server.
 
-The real SDK records them (in-memory span exporter, in-memory metric reader). The API
-lets a process set its global providers once; the fixtures reset the two globals
-around each test the way OpenTelemetry's own test utilities do, so every other test
-of the suite runs with tracing off, the default.
+The real SDK records them (in-memory span exporter, in-memory metric reader). The
+fixtures set the global providers for one test and clear them after
+(``tests/otel_globals.py``), so every other test of the suite runs with tracing off,
+the default.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from opentelemetry import metrics as metrics_api
 from opentelemetry import trace as trace_api
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
@@ -24,7 +23,6 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
-from opentelemetry.util._once import Once
 
 from chatlas_like import ContentToolResult, SqliteStore, expand, parallel_chat
 from chatlas_like._errors import StreamInterruptedError
@@ -34,6 +32,7 @@ from chatlas_like._workers import WorkerPool
 from chatlas_like.testing import Reply
 
 from .conftest import TEST_MODEL, make_chat
+from .otel_globals import set_meter_provider, set_tracer_provider
 
 Serve = Callable[..., Any]
 FAST_RETRY = {"retry-after-ms": "5"}
@@ -44,21 +43,6 @@ def inner_span(name: str) -> Any:
     return trace_api.get_tracer("tests.tools").start_as_current_span(name)
 
 
-def _set_tracer_provider(provider: TracerProvider | None) -> None:
-    trace_api._TRACER_PROVIDER_SET_ONCE = Once()
-    trace_api._TRACER_PROVIDER = None
-    if provider is not None:
-        trace_api.set_tracer_provider(provider)
-
-
-def _set_meter_provider(provider: MeterProvider | None) -> None:
-    internal = metrics_api._internal
-    internal._METER_PROVIDER_SET_ONCE = Once()
-    internal._METER_PROVIDER = None
-    if provider is not None:
-        metrics_api.set_meter_provider(provider)
-
-
 @pytest.fixture
 def spans(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
     """A global SDK tracer provider exporting to memory, for this test only."""
@@ -66,9 +50,9 @@ def spans(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    _set_tracer_provider(provider)
+    set_tracer_provider(provider)
     yield exporter
-    _set_tracer_provider(None)
+    set_tracer_provider(None)
     provider.shutdown()
 
 
@@ -77,9 +61,9 @@ def reader() -> Iterator[InMemoryMetricReader]:
     """A global SDK meter provider read in memory, for this test only."""
     metric_reader = InMemoryMetricReader()
     provider = MeterProvider(metric_readers=[metric_reader])
-    _set_meter_provider(provider)
+    set_meter_provider(provider)
     yield metric_reader
-    _set_meter_provider(None)
+    set_meter_provider(None)
     provider.shutdown()
 
 

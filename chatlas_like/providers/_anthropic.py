@@ -337,7 +337,9 @@ class AnthropicProvider:
         api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
             raise AuthenticationError(
-                "No Anthropic API key: pass api_key= to ChatAnthropic or set ANTHROPIC_API_KEY."
+                "No Anthropic API key: pass api_key= to ChatAnthropic or set ANTHROPIC_API_KEY. "
+                "To try chatlas_like without one, run `python -m chatlas_like chat --offline`, "
+                "or point base_url= at a scripted model (chatlas_like.testing.LoopbackServer)."
             )
         args: dict[str, Any] = {"api_key": api_key, "max_retries": 0, **self._client_kwargs}
         if self.base_url is not None:
