@@ -29,6 +29,7 @@ from ._missing import MISSING, MISSING_TYPE
 from ._options import CallOptions, ChatOptions
 from ._stream_controller import StreamController
 from ._structured import extract_value
+from ._telemetry import QUIET, Observer, observe_call
 from ._tokens import record_usage
 from ._tool_result import ContentToolResult
 from ._tool_runner import ToolContext
@@ -117,6 +118,7 @@ class Chat:
         self._limiter = Limiter()
         self._store: StoreAttachment | None = None
         self._mcp_tools: McpTools | None = None  # MCP sessions, once a server is registered
+        self._conversation_id: str | None = None
         if store is not None:
             self.attach_store(store, tenant_id=tenant_id, paging=paging)
         elif tenant_id is not None or paging:
@@ -141,6 +143,21 @@ class Chat:
         if value is not None and not isinstance(value, str):
             raise TypeError(f"system_prompt must be a string or None, not {type(value).__name__}")
         self._system_prompt = value
+
+    @property
+    def conversation_id(self) -> str | None:
+        """An id for this conversation, recorded as ``gen_ai.conversation.id`` on its spans.
+
+        For applications that manage conversations (a Shiny session, a ticket): set it
+        and every later span of this chat carries it; None (the default) records none.
+        """
+        return self._conversation_id
+
+    @conversation_id.setter
+    def conversation_id(self, value: str | None) -> None:
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"conversation_id must be a str or None, not {type(value).__name__}")
+        self._conversation_id = value
 
     def get_turns(
         self,
@@ -891,6 +908,7 @@ class Chat:
         echo_sink: Echo = make_echo(
             echo, thinking=options.echo_thinking, options=self._echo_options
         )
+        observer = self._observer(options)
         run = Run(
             history=self._history,
             provider=self.provider,
@@ -900,9 +918,10 @@ class Chat:
             echo=echo_sink,
             yield_content=content == "all",
             before_model_call=list(self._before_model_call),
-            finalize=self._finalizer(options),
+            finalize=self._finalizer(options, observer),
             record_usage=self._record_usage,
             stop_requested=(lambda: controller.cancelled) if controller is not None else None,
+            observer=observer,
         )
         tools = ToolContext(
             tools=dict(self._tools),
@@ -912,6 +931,7 @@ class Chat:
             review=self._review,
             max_concurrency=options.max_concurrency,
             timeout=options.tool_timeout,
+            observer=observer,
         )
         sender = Sender(
             self.provider,
@@ -919,16 +939,28 @@ class Chat:
             options.max_retries,
             self._limiter,
             blocking_results=self._store is not None,
+            observer=observer,
         )
         return run, sender, prompt
 
-    def _finalizer(self, options: ChatOptions) -> Finalizer:
+    def _observer(self, options: ChatOptions) -> Observer:
+        return observe_call(
+            self.provider,
+            tools=self._tools,
+            max_result_bytes=options.max_result_bytes,
+            max_retries=options.max_retries,
+            conversation_id=self._conversation_id,
+            has_store=self._store is not None,
+        )
+
+    def _finalizer(self, options: ChatOptions, observer: Observer = QUIET) -> Finalizer:
         return Finalizer(
             history=self._history,
             tools=self._tools,
             max_result_bytes=options.max_result_bytes,
             keeper=self._store,
             store_max_bytes=options.store_max_bytes,
+            observer=observer,
         )
 
     def _install_pager(self) -> None:

@@ -38,6 +38,7 @@ from ._echo import Echo
 from ._errors import ChatlasLikeError, ProviderError, StreamInterruptedError, ToolLoopLimitError
 from ._history import History, answer_dangling
 from ._options import ChatOptions
+from ._telemetry import QUIET, Observer
 from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult, refused
 from ._tool_runner import INTERRUPTED_PENDING, ToolsDone
@@ -109,6 +110,7 @@ class Run:
     usage: TokenUsage = field(default_factory=TokenUsage)
     rounds: int = 0
     token: object = None
+    observer: Observer = QUIET
 
 
 def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
@@ -117,6 +119,7 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
     run.token = token = history.claim()
     echo = run.echo
     assert echo is not None
+    run.observer.begin()
     try:
         if prompt is not None:
             echo.user_turn(prompt)
@@ -141,6 +144,7 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
                 if first_call and prompt is not None:
                     history.remove(prompt, token)  # nothing was answered: the call can be retried
                 raise
+            run.observer.response(turn)
             first_call = False
             history.append(turn, token)
             if turn.tokens is not None:
@@ -175,9 +179,11 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
     except BaseException as error:
         if history.owns(token):
             answer_dangling(history.turns, _reason(error), run.finalize)
+        run.observer.failed(error)
         raise
     finally:
         echo.finish()
+        run.observer.end()
 
 
 class _Stopped(Exception):
