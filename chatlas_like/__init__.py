@@ -40,6 +40,7 @@ from ._errors import (
     ChatlasLikeError,
     ExpansionError,
     HistoryError,
+    McpServerError,
     NotFoundError,
     OverloadedError,
     PermissionDeniedError,
@@ -105,6 +106,7 @@ __all__ = [
     "ExpansionWarning",
     "FileManager",
     "HistoryError",
+    "McpServerError",
     "MessageExpansion",
     "ModelUsage",
     "NotFoundError",
@@ -232,6 +234,11 @@ _LAZY: dict[str, str] = {
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
+        from ._not_here import not_here
+
+        missing = not_here(name)  # chatlas's other providers: say what to use instead
+        if missing is not None:
+            raise missing
         raise AttributeError(f"module 'chatlas_like' has no attribute {name!r}")
     import importlib
 

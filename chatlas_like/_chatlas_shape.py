@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import orjson
 
+from ._tool_info import ToolInfo
+
 if TYPE_CHECKING:
     from ._content import Content
     from ._turn import Turn
@@ -200,17 +202,8 @@ def _tool_request(c: Any, json_mode: bool) -> dict[str, Any]:
     return data
 
 
-def _tool_info(tool: Any) -> Any:
-    if tool is None or isinstance(tool, dict):
-        return cast(Any, tool)
-    dump = getattr(tool, "model_dump", None)
-    if callable(dump):
-        return dump()
-    import dataclasses
-
-    if dataclasses.is_dataclass(tool) and not isinstance(tool, type):
-        return dataclasses.asdict(tool)
-    return None
+def _tool_info(tool: ToolInfo | None) -> dict[str, Any] | None:
+    return tool.to_dict() if tool is not None else None
 
 
 def _thinking(c: Any, json_mode: bool) -> dict[str, Any]:
@@ -367,12 +360,14 @@ def _load_text(cls: Any, d: dict[str, Any], classes: Mapping[str, Any]) -> Any:
 
 
 def _load_tool_request(cls: Any, d: dict[str, Any], classes: Mapping[str, Any]) -> Any:
+    tool = d.get("tool")
     return cls(
         id=str(d["id"]),
         name=str(d["name"]),
         arguments=d.get("arguments", {}),
         extra=d.get("extra") or None,
         parse_error=d.get("parse_error"),
+        tool=ToolInfo.from_dict(cast(dict[str, Any], tool)) if isinstance(tool, dict) else None,
     )
 
 

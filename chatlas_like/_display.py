@@ -287,8 +287,10 @@ def format_result(result: ContentToolResult) -> str:
 
 def server_tool_lines(
     item: ContentServerToolRequest | ContentServerToolResult,
+    max_sources: int | None = SOURCES_SHOWN,
 ) -> tuple[str, list[str], bool]:
-    """A server tool block as (title, source lines, is an error), for a compact panel."""
+    """A server tool block as (title, source lines, is an error), for a compact panel;
+    at most ``max_sources`` sources are listed (None: all)."""
     from ._content import (
         ContentServerToolRequest,
         ContentToolRequestFetch,
@@ -308,8 +310,8 @@ def server_tool_lines(
             return f"✖ web search failed: {item.error_code}", [], True
         sources = item.sources
         lines = [f"{s.title or s.url} — {s.url}" if s.title else s.url for s in sources]
-        if len(lines) > SOURCES_SHOWN:
-            lines = [*lines[:SOURCES_SHOWN], f"… {len(sources) - SOURCES_SHOWN} more"]
+        if max_sources is not None and len(lines) > max_sources:
+            lines = [*lines[:max_sources], f"… {len(sources) - max_sources} more"]
         return f"✔ web search: {len(sources)} sources", lines or ["(no results)"], False
     if isinstance(item, ContentToolResponseFetch):
         if item.status == "error":
@@ -326,8 +328,9 @@ def first_lines(text: str, count: int = PREVIEW_LINES) -> str:
     return text
 
 
-def result_rich(result: ContentToolResult) -> Any:
-    """A rich renderable for a terminal: outcome, call, and the preview's first lines."""
+def result_rich(result: ContentToolResult, max_lines: int | None = PREVIEW_LINES) -> Any:
+    """A rich renderable for a terminal: outcome, call, and the preview's first
+    ``max_lines`` lines (None: the whole preview)."""
     from rich.text import Text
 
     style = "red" if result.is_error else ("yellow" if result.outcome == "denied" else "green")
@@ -340,7 +343,7 @@ def result_rich(result: ContentToolResult) -> Any:
         head.append(f" ({note})", style="dim")
     from rich.console import Group
 
-    return Group(head, *_preview_rich(preview(result, lines=PREVIEW_LINES)))
+    return Group(head, *_preview_rich(preview(result, lines=max_lines)))
 
 
 def _preview_rich(text: str) -> list[Any]:
@@ -662,6 +665,7 @@ register(
     format_call=format_call,
     format_result=format_result,
     request_tag=request_tag,
+    result_html=result_html,
     result_rich=result_rich,
     result_tag=result_tag,
 )

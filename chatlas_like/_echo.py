@@ -37,6 +37,7 @@ from ._content import (
 from ._tool_result import ContentToolResult
 
 if TYPE_CHECKING:
+    from ._echo_options import EchoOptions
     from ._turn import Turn
 
 __all__ = ["ConsoleEcho", "Echo", "EchoMode", "NullEcho", "make_echo"]
@@ -90,13 +91,27 @@ class ConsoleEcho:
         A ``rich.console.Console``; a new one on stdout by default.
     thinking
         Show the model's extended thinking as it streams, dimmed (hidden when False).
+    options
+        Display settings (:meth:`Chat.set_echo_options`).
     """
 
     def __init__(
-        self, mode: EchoMode = "output", console: Any = None, thinking: bool = True
+        self,
+        mode: EchoMode = "output",
+        console: Any = None,
+        thinking: bool = True,
+        options: EchoOptions | None = None,
     ) -> None:
+        from ._echo_options import EchoOptions
+
         self.mode = mode
+        self.options = options if options is not None else EchoOptions()
+        if console is None and self.options.rich_console:
+            from rich.console import Console
+
+            console = Console(**self.options.rich_console)
         self._console: Any = console
+        self._thinking_lines = 0
         self.thinking = thinking and mode != "text"
         self._file: IO[str] = console.file if console is not None else sys.stdout
         self._line_start = True
@@ -174,7 +189,7 @@ class ConsoleEcho:
             self.console.print(Text(f"🔧 {format_call(item)}", style="bold cyan"))
         elif isinstance(item, ContentToolResult):
             self._end_line()
-            self.console.print(result_rich(item))
+            self.console.print(result_rich(item, self.options.tool_result_max_lines))
         elif isinstance(item, ContentText):
             self.text(item.text)
             return
@@ -190,16 +205,30 @@ class ConsoleEcho:
             self._end_line()
             self._file.write(f"{self._dim}💭 {self._undim}")
             self._line_start = False
+            self._thinking_lines = 0
         elif delta.phase == "end":
             self._end_line()
         elif delta.thinking:
-            self._file.write(f"{self._dim}{delta.thinking}{self._undim}")
-            self._line_start = delta.thinking.endswith("\n")
+            self._thinking_text(delta.thinking)
+
+    def _thinking_text(self, text: str) -> None:
+        cap = self.options.thinking_max_lines
+        if cap is not None:
+            if self._thinking_lines >= cap:
+                return
+            lines = text.split("\n")
+            if self._thinking_lines + len(lines) - 1 >= cap:
+                text = "\n".join(lines[: cap - self._thinking_lines]) + " …"
+                self._thinking_lines = cap
+            else:
+                self._thinking_lines += len(lines) - 1
+        self._file.write(f"{self._dim}{text}{self._undim}")
+        self._line_start = text.endswith("\n")
 
     def _server_tool(self, item: ContentServerToolRequest | ContentServerToolResult) -> None:
         from ._display import server_tool_lines
 
-        title, lines, error = server_tool_lines(item)
+        title, lines, error = server_tool_lines(item, self.options.web_activity_max_sources)
         if not lines:
             self.console.print(title, style="bold red" if error else "bold cyan", markup=False)
             return
@@ -238,7 +267,9 @@ class ConsoleEcho:
 
         # Up to the segment's first row (column 0), then clear to the end of the screen.
         self._file.write(f"\x1b[{rows - 1}F\x1b[J" if rows > 1 else "\r\x1b[J")
-        console.print(Markdown(text, hyperlinks=False))
+        # set_echo_options(rich_markdown=...) styles it; links stay plain text.
+        styling: dict[str, Any] = {**self.options.rich_markdown, "hyperlinks": False}
+        console.print(Markdown(text, **styling))
         self._line_start = True
 
 
@@ -252,8 +283,15 @@ def in_notebook() -> bool:
     return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
 
 
-def make_echo(mode: str, console: Any = None, *, thinking: bool = True) -> Echo:
-    """The sink for ``mode`` in the current environment (``thinking``: show thinking)."""
+def make_echo(
+    mode: str,
+    console: Any = None,
+    *,
+    thinking: bool = True,
+    options: EchoOptions | None = None,
+) -> Echo:
+    """The sink for ``mode`` in the current environment (``thinking``: show thinking;
+    ``options``: display settings)."""
     if mode not in ECHO_MODES:
         raise ValueError(f"echo must be one of {', '.join(ECHO_MODES)}; got {mode!r}")
     if mode == "none":
@@ -261,5 +299,5 @@ def make_echo(mode: str, console: Any = None, *, thinking: bool = True) -> Echo:
     if console is None and in_notebook():
         from ._notebook import NotebookEcho
 
-        return NotebookEcho(mode)  # pyright: ignore[reportArgumentType]
-    return ConsoleEcho(mode, console, thinking)  # pyright: ignore[reportArgumentType]
+        return NotebookEcho(mode, options=options)  # pyright: ignore[reportArgumentType]
+    return ConsoleEcho(mode, console, thinking, options)  # pyright: ignore[reportArgumentType]

@@ -87,14 +87,10 @@ def saved(name: str) -> list[dict[str, Any]]:
 
 
 def chatlas_view(data: Any) -> Any:
-    """``data`` as chatlas reads it: without the keys only we write (chatlas ignores
-    them), and without the tool descriptions chatlas's requests carry (``tool``: the
-    registered tool's ``ToolInfo``, not kept on our requests yet)."""
+    """``data`` as chatlas reads it: without the keys only we write (chatlas ignores them)."""
     if isinstance(data, dict):
         ours = {"usage", "outcome"} | ({"extra"} if data.get("content_type") == "text" else set())
-        return {
-            k: (None if k == "tool" else chatlas_view(v)) for k, v in data.items() if k not in ours
-        }
+        return {k: chatlas_view(v) for k, v in data.items() if k not in ours}
     if isinstance(data, list):
         return [chatlas_view(v) for v in data]
     return data

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import date
 from functools import lru_cache
@@ -155,7 +155,7 @@ class AnthropicProvider:
         self._client: Any = None
         self._messages = MessageCache()
         self._async_clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, tuple[Any, AsyncIterator[None]]
+            asyncio.AbstractEventLoop, tuple[Any, AsyncGenerator[None]]
         ] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
@@ -179,7 +179,7 @@ class AnthropicProvider:
     def accumulator(self, spec: RequestSpec | None = None) -> AnthropicAccumulator:
         structured = None
         if spec is not None and spec.data_model is not None:
-            structured = structured_mode(self.model, self.structured_output_mode)
+            structured = structured_mode(self.model, self.structured_output_mode, spec.data_model)
         return AnthropicAccumulator(
             structured,
             # A cache write costs 2x input for the 1-hour cache, 1.25x for the 5-minute one.
@@ -327,6 +327,13 @@ class AnthropicProvider:
             _close_quietly(self._client)
             self._client = None
 
+    async def close_async(self) -> None:
+        """Close the sync client's pool and the async client of the running event loop."""
+        self.close()
+        entry = self._async_clients.pop(asyncio.get_running_loop(), None)
+        if entry is not None:
+            await entry[1].aclose()  # its `finally` closes the client
+
     async def _async_client(self) -> Any:
         # Connections belong to the event loop that opened them: one client per loop,
         # closed by that loop's shutdown (asyncio.run, a notebook kernel exiting).
@@ -411,7 +418,7 @@ def _close_quietly(client: Any) -> None:
         client.close()
 
 
-async def _close_with_loop(client: Any) -> AsyncIterator[None]:
+async def _close_with_loop(client: Any) -> AsyncGenerator[None]:
     """An async generator left suspended: the loop's ``shutdown_asyncgens`` closes it."""
     try:
         yield
