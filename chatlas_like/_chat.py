@@ -29,11 +29,12 @@ from ._missing import MISSING, MISSING_TYPE
 from ._options import CallOptions, ChatOptions
 from ._stream_controller import StreamController
 from ._structured import extract_value
-from ._tokens import record_usage
+from ._telemetry import QUIET, Observer, observe_call
+from ._tokens import TokensDict, format_tokens, record_usage
 from ._tool_result import ContentToolResult
 from ._tool_runner import ToolContext
 from ._tools import Tool, ToolBuiltIn
-from ._turn import AssistantTurn, SystemTurn, TokenUsage, Turn, UserTurn
+from ._turn import AssistantTurn, SystemTurn, Tokens, Turn, Usage, UserTurn
 from ._workers import WorkerPool
 from .providers._base import ModelInfo, Provider, RequestSpec
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ._files import FileManager
+    from ._mcp import McpTools
     from ._store import ToolResultStore
     from ._store._attach import StoreAttachment
 
@@ -115,6 +117,8 @@ class Chat:
         self._pool = WorkerPool(keep_idle=self.options.max_concurrency)
         self._limiter = Limiter()
         self._store: StoreAttachment | None = None
+        self._mcp_tools: McpTools | None = None  # MCP sessions, once a server is registered
+        self._conversation_id: str | None = None
         if store is not None:
             self.attach_store(store, tenant_id=tenant_id, paging=paging)
         elif tenant_id is not None or paging:
@@ -149,6 +153,21 @@ class Chat:
         if value is not None and not isinstance(value, str):
             raise TypeError(f"system_prompt must be a string or None, not {type(value).__name__}")
         self._system_prompt = value
+
+    @property
+    def conversation_id(self) -> str | None:
+        """An id for this conversation, recorded as ``gen_ai.conversation.id`` on its spans.
+
+        For applications that manage conversations (a Shiny session, a ticket): set it
+        and every later span of this chat carries it; None (the default) records none.
+        """
+        return self._conversation_id
+
+    @conversation_id.setter
+    def conversation_id(self, value: str | None) -> None:
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"conversation_id must be a str or None, not {type(value).__name__}")
+        self._conversation_id = value
 
     def get_turns(
         self,
@@ -288,15 +307,116 @@ class Chat:
             self.token_count, *args, include=include, data_model=data_model
         )
 
-    def get_tokens(self) -> list[TokenUsage]:
-        """Token usage of each assistant turn, oldest first."""
-        return [t.tokens for t in self._history.turns if t.tokens is not None]
+    def get_tokens(self) -> list[TokensDict]:
+        """Tokens of each user and assistant turn, as chatlas reports them.
 
-    def token_usage(self) -> TokenUsage:
-        """Tokens used by this conversation so far."""
-        total = TokenUsage()
-        for tokens in self.get_tokens():
-            total = total + tokens
+        One dict per turn (``role``, ``tokens``, ``tokens_cached``, ``tokens_total``):
+        an assistant turn's output, and for the user turn before it the input that is
+        new since the previous answer (its ``tokens_total`` is the whole input sent).
+        Partial answers and the prompts they answer are left out.
+
+        Raises
+        ------
+        ValueError
+            The history does not alternate user and assistant turns with token counts
+            (e.g. turns given to ``set_turns``); each turn's ``tokens`` still tells.
+        """
+        turns = _complete_pairs(self._history.turns)
+        if not turns:
+            return []
+        hint = (
+            " This happens when the history was set by hand (set_turns()); each "
+            "assistant turn's `tokens` (from get_turns()) still has its counts."
+        )
+        if len(turns) % 2 or any(
+            t.role != ("user" if i % 2 == 0 else "assistant") for i, t in enumerate(turns)
+        ):
+            raise ValueError("Expected user and assistant turns in turn." + hint)
+        answers = turns[1::2]
+        if any(t.tokens is None for t in answers):
+            raise ValueError("Expected every assistant turn to have token counts." + hint)
+        found: list[TokensDict] = []
+        before: Tokens | None = None
+        for answer in answers:
+            tokens = cast(Tokens, answer.tokens)
+            sent = tokens[0] - sum(before) if before is not None else tokens[0]
+            found.append(
+                {
+                    "role": "user",
+                    "tokens": sent,
+                    "tokens_cached": tokens[2],
+                    "tokens_total": tokens[0],
+                }
+            )
+            found.append(
+                {
+                    "role": "assistant",
+                    "tokens": tokens[1],
+                    "tokens_cached": 0,
+                    "tokens_total": tokens[1],
+                }
+            )
+            before = tokens
+        return found
+
+    def get_cost(
+        self,
+        include: Literal["all", "last"] = "all",
+        token_price: tuple[float, float, float] | None = None,
+    ) -> float:
+        """What the conversation cost in USD, estimated from token counts and prices.
+
+        Parameters
+        ----------
+        include
+            ``"all"`` sums every answer; ``"last"`` gives the last one's cost.
+        token_price
+            ``(input, output, cached input)`` prices in USD per million tokens, for a
+            model the price table lacks (or see :func:`~chatlas_like.set_token_price`).
+
+        Raises
+        ------
+        KeyError
+            No price is known for the model and ``token_price`` was not given.
+        """
+        if include not in ("all", "last"):
+            raise ValueError(f"include must be 'all' or 'last', got {include!r}")
+        answers = [t for t in self._history.turns if t.role == "assistant" and not t.is_partial]
+        if not answers:
+            return 0.0
+        if include == "last":
+            answers = answers[-1:]
+        return sum(self._turn_cost(t, token_price) for t in answers)
+
+    def _turn_cost(self, turn: Turn, token_price: tuple[float, float, float] | None) -> float:
+        from ._prices import token_cost
+
+        tokens = turn.tokens
+        if token_price is not None:
+            if tokens is None:
+                raise ValueError("a turn without token counts has no cost to compute")
+            inp, out, cached = token_price
+            return tokens[0] * (inp / 1e6) + tokens[1] * (out / 1e6) + tokens[2] * (cached / 1e6)
+        if turn.cost is not None:
+            return turn.cost
+        if tokens is None:
+            raise ValueError("a turn without token counts or a cost has no cost to compute")
+        model = self._served_model(turn)
+        cost = token_cost(self.provider.name, model, tokens)
+        if cost is None:
+            raise KeyError(
+                f"No price is known for {self.provider.name} model {model!r}: pass "
+                "token_price=(input, output, cached_input) in USD per million tokens, "
+                "or set one with chatlas_like.set_token_price()."
+            )
+        return cost
+
+    def token_usage(self) -> Usage:
+        """All four token counts of this conversation so far, summed."""
+        total = Usage()
+        for turn in self._history.turns:
+            if turn.usage is not None:
+                total = total + turn.usage
         return total
 
     # -- tools -------------------------------------------------------------------------------
@@ -348,6 +468,7 @@ class Chat:
 
     def get_tools(self) -> list[Tool | ToolBuiltIn]:
         """The registered tools."""
+        self._sync_mcp_tools()
         return list(self._tools.values())
 
     def set_tools(self, tools: Sequence[Callable[..., Any] | Tool | ToolBuiltIn]) -> None:
@@ -379,6 +500,115 @@ class Chat:
                 self._review = None
 
         return remove
+
+    # -- tools from MCP servers (see docs/mcp.md) --------------------------------------------
+
+    async def register_mcp_tools_stdio_async(
+        self,
+        *,
+        command: str,
+        args: Sequence[str] = (),
+        name: str | None = None,
+        include_tools: Sequence[str] = (),
+        exclude_tools: Sequence[str] = (),
+        namespace: str | None = None,
+        transport_kwargs: dict[str, Any] | None = None,
+        force: bool = False,
+        timeout: float | None = None,
+    ) -> None:
+        """Start an MCP server (``command args``) and register its tools; needs the ``mcp`` extra.
+
+        The session belongs to this chat: :meth:`cleanup_mcp_tools`, :meth:`close` or
+        leaving a ``with`` / ``async with`` block stops the server. A sync chat
+        registers with ``asyncio.run(chat.register_mcp_tools_stdio_async(...))``: the
+        session lives on the chat's private background loop, not the caller's.
+
+        Parameters
+        ----------
+        command
+            The program that runs the server, e.g. ``sys.executable`` or ``"npx"``.
+        args
+            Its arguments, e.g. ``["my_server.py"]``.
+        name
+            The session's name (for :meth:`cleanup_mcp_tools`); the server's own by default.
+        include_tools
+            Register only these of the server's tools (by their MCP names).
+        exclude_tools
+            Register all tools but these (not with ``include_tools``).
+        namespace
+            Put ``namespace_`` in front of each tool's name, to tell servers apart.
+        transport_kwargs
+            Options of the server process (``env``, ``cwd``, ``encoding``...) and
+            ``errlog``, the file its standard error goes to.
+        force
+            Replace registered tools of the same names instead of raising.
+        timeout
+            Seconds one call of these tools may take (else the chat's ``tool_timeout``).
+
+        Raises
+        ------
+        McpServerError
+            The server could not be started, initialised or listed.
+        ValueError
+            A session of that name exists, or tool names clash (see ``namespace``).
+        """
+        from ._mcp import ToolFilter, require_mcp, stdio_connection
+
+        require_mcp()
+        options = _mcp_filter(ToolFilter, include_tools, exclude_tools, namespace, timeout)
+        connection = stdio_connection(command, args, name, transport_kwargs or {})
+        await self._mcp().register(self._tools, connection, options, force)
+
+    async def register_mcp_tools_http_stream_async(
+        self,
+        *,
+        url: str,
+        include_tools: Sequence[str] = (),
+        exclude_tools: Sequence[str] = (),
+        name: str | None = None,
+        namespace: str | None = None,
+        transport_kwargs: dict[str, Any] | None = None,
+        force: bool = False,
+        timeout: float | None = None,
+    ) -> None:
+        """Connect to a running MCP server over streamable HTTP and register its tools.
+
+        As :meth:`register_mcp_tools_stdio_async`, for a server at ``url`` (e.g.
+        ``"http://127.0.0.1:8000/mcp"``); ``transport_kwargs`` are ``headers``,
+        ``auth`` and ``timeout`` for the HTTP client, or ``http_client`` (an
+        ``httpx2.AsyncClient``) and the options of the ``mcp`` package's
+        ``streamable_http_client``. Closing the session ends it on the server, which
+        keeps running.
+        """
+        from ._mcp import ToolFilter, http_connection, require_mcp
+
+        require_mcp()
+        options = _mcp_filter(ToolFilter, include_tools, exclude_tools, namespace, timeout)
+        connection = http_connection(url, name, transport_kwargs or {})
+        await self._mcp().register(self._tools, connection, options, force)
+
+    async def cleanup_mcp_tools(self, names: Sequence[str] | None = None) -> None:
+        """Close MCP sessions and remove their tools.
+
+        Parameters
+        ----------
+        names
+            The sessions to close; all by default. A copy's sessions belong to the chat
+            it was copied from: for a copy this removes the tools and closes nothing.
+        """
+        if self._mcp_tools is not None:
+            await self._mcp_tools.cleanup(self._tools, names)
+
+    def _mcp(self) -> McpTools:
+        if self._mcp_tools is None:
+            from ._mcp import McpTools
+
+            self._mcp_tools = McpTools()
+        return self._mcp_tools
+
+    def _sync_mcp_tools(self) -> None:
+        if self._mcp_tools is not None:  # a server's tools/list_changed, between calls
+            self._mcp_tools.sync(self._tools)
 
     # -- the tool-result store and saving ----------------------------------------------------
 
@@ -779,6 +1009,7 @@ class Chat:
     ) -> tuple[Run, Sender, Turn | None]:
         if content not in ("text", "all"):
             raise ValueError(f"content must be 'text' or 'all', got {content!r}")
+        self._sync_mcp_tools()
         options = self.options.merged(overrides)
         spec = RequestSpec(
             system_prompt=self.system_prompt,
@@ -794,6 +1025,7 @@ class Chat:
         echo_sink: Echo = make_echo(
             echo, thinking=options.echo_thinking, options=self._echo_options
         )
+        observer = self._observer(options)
         run = Run(
             history=self._history,
             provider=self.provider,
@@ -803,9 +1035,11 @@ class Chat:
             echo=echo_sink,
             yield_content=content == "all",
             before_model_call=list(self._before_model_call),
-            finalize=self._finalizer(options),
+            finalize=self._finalizer(options, observer),
             record_usage=self._record_usage,
             stop_requested=(lambda: controller.cancelled) if controller is not None else None,
+            stop_reason=(lambda: controller.reason) if controller is not None else None,
+            observer=observer,
         )
         tools = ToolContext(
             tools=dict(self._tools),
@@ -815,6 +1049,7 @@ class Chat:
             review=self._review,
             max_concurrency=options.max_concurrency,
             timeout=options.tool_timeout,
+            observer=observer,
         )
         sender = Sender(
             self.provider,
@@ -822,10 +1057,21 @@ class Chat:
             options.max_retries,
             self._limiter,
             blocking_results=self._store is not None,
+            observer=observer,
         )
         return run, sender, prompt
 
-    def _finalizer(self, options: ChatOptions) -> Finalizer:
+    def _observer(self, options: ChatOptions) -> Observer:
+        return observe_call(
+            self.provider,
+            tools=self._tools,
+            max_result_bytes=options.max_result_bytes,
+            max_retries=options.max_retries,
+            conversation_id=self._conversation_id,
+            has_store=self._store is not None,
+        )
+
+    def _finalizer(self, options: ChatOptions, observer: Observer = QUIET) -> Finalizer:
         return Finalizer(
             history=self._history,
             tools=self._tools,
@@ -833,6 +1079,7 @@ class Chat:
             keeper=self._store,
             store_max_bytes=options.store_max_bytes,
             tool_timeout=options.tool_timeout,
+            observer=observer,
         )
 
     def _install_pager(self) -> None:
@@ -845,34 +1092,44 @@ class Chat:
             self._tools[tool.name] = tool
 
     def _record_usage(self, turn: AssistantTurn) -> None:
-        if turn.tokens is not None:
-            served = (turn.completion or {}).get("model") or self.provider.model
-            record_usage(self.provider.name, str(served), turn.tokens)
+        if turn.usage is not None and turn.tokens is not None:
+            model = self._served_model(turn)
+            record_usage(self.provider.name, model, turn.usage, turn.tokens, turn.cost)
+
+    def _served_model(self, turn: Turn) -> str:
+        """The model that answered (the one asked for, unless the provider says other)."""
+        served = (turn.completion_data or {}).get("model")
+        return str(served) if served else self.provider.model
 
     def close(self) -> None:
-        """Release the provider's pooled connections (also done when the chat is collected)."""
+        """Release the provider's pooled connections (also done when the chat is collected)
+        and close the MCP sessions this chat registered (their tools are removed)."""
+        if self._mcp_tools is not None:
+            self._mcp_tools.close(self._tools)
         close: Any = getattr(self.provider, "close", None)
         if callable(close):
             close()
 
     async def close_async(self) -> None:
-        """:meth:`close`, and the connections of the running event loop's client too."""
+        """:meth:`close` from async code: the MCP sessions close without blocking the
+        event loop, and the running loop's client connections close too."""
+        await self.cleanup_mcp_tools()
         close_async: Any = getattr(self.provider, "close_async", None)
         if close_async is None:
-            self.close()
+            await asyncio.to_thread(self.close)
         else:
             await cast("Callable[[], Awaitable[None]]", close_async)()
 
     def __enter__(self) -> Chat:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     async def __aenter__(self) -> Chat:
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close_async()
 
     async def get_state(self) -> dict[str, Any]:
@@ -968,7 +1225,11 @@ class Chat:
 
     def copy(self) -> Chat:
         """A copy with its own history (deep-copied) and its own run; provider and tools
-        are shared. The copy's tool results are numbered from 1 in its new run."""
+        are shared. The copy's tool results are numbered from 1 in its new run.
+
+        MCP sessions stay this chat's: the copy calls the same servers but owns none of
+        them (its ``cleanup_mcp_tools()`` and ``close()`` leave them open); once this
+        chat closes a session, the copy's calls to it answer with an error."""
         new = _copy.copy(self)
         new.kwargs_chat = dict(self.kwargs_chat)
         new._history = History(
@@ -980,6 +1241,7 @@ class Chat:
         new._on_tool_result = self._on_tool_result.copy()
         new._params = dict(self._params)
         new._before_model_call = list(self._before_model_call)
+        new._mcp_tools = self._mcp_tools.copy() if self._mcp_tools is not None else None
         new._install_pager()  # the copy pages through its own run
         return new
 
@@ -987,6 +1249,30 @@ class Chat:
         """``copy.deepcopy(chat)`` is :meth:`copy`: the provider (its connection pool),
         worker pool and rate limiter hold threads and locks, so they are shared."""
         return self.copy()
+
+    def __str__(self) -> str:
+        """The conversation as chatlas prints it: a summary line, then each turn."""
+        turns = self.get_turns(include_system_prompt=True)
+        answers = [t for t in turns if t.role == "assistant" and not t.is_partial]
+        counted = [t.tokens for t in answers if t.tokens]
+        total: Tokens | None = (
+            (sum(t[0] for t in counted), sum(t[1] for t in counted), sum(t[2] for t in counted))
+            if counted
+            else None
+        )
+        costs = [t.cost for t in answers if t.cost is not None]
+        summary = format_tokens(total, sum(costs) if costs else None)
+        lines = [f"<Chat {self.provider.name}/{self.provider.model} turns={len(turns)}"]
+        out = lines[0] + (f" {summary}" if summary else "") + ">"
+        for turn in turns:
+            header = f"## {turn.role.capitalize()}"
+            if turn.is_partial:
+                header += f" [{turn.partial_reason}]"
+            elif turn.role == "assistant":
+                info = format_tokens(turn.tokens, turn.cost)
+                header += f" [{info}]" if info else ""
+            out += f"\n\n{header}\n\n{turn}"
+        return out + "\n"
 
     def __repr__(self) -> str:
         turns = self._history.turns
@@ -1119,10 +1405,32 @@ def _attachment(
     return StoreAttachment(open_store(store), tenant_id, paging)
 
 
+def _mcp_filter(
+    make: Callable[..., T],
+    include: Sequence[str] | str,
+    exclude: Sequence[str] | str,
+    namespace: str | None,
+    timeout: float | None,
+) -> T:
+    """The ToolFilter of a registration (a single name may be given as a string)."""
+    included = (include,) if isinstance(include, str) else tuple(include)
+    excluded = (exclude,) if isinstance(exclude, str) else tuple(exclude)
+    return make(included, excluded, namespace, timeout)
+
+
 def _prompt(args: Sequence[Content | str]) -> Turn | None:
     if not args:
         return None
     return UserTurn(list(args))
+
+
+def _complete_pairs(turns: Sequence[Turn]) -> list[Turn]:
+    """``turns`` without partial answers and the turns they answer (as chatlas counts)."""
+    dropped: set[int] = set()
+    for i, turn in enumerate(turns):
+        if turn.is_partial:
+            dropped.update((i, i - 1))
+    return [t for i, t in enumerate(turns) if i not in dropped]
 
 
 def _answer_dangling(run: Run) -> None:

@@ -156,6 +156,7 @@ def apply_expansions(run: Run) -> list[Turn]:
     for content in results_turn.contents:
         if isinstance(content, ContentToolResult) and content.message_expansion is not None:
             result, messages = _apply_one(run, content, blocked)
+            run.observer.expanded(result, len(messages))
             contents.append(result)
             inserted.extend(messages)
         else:

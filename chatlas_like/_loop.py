@@ -30,19 +30,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
-from ._content import Content
+from ._content import Content, ContentToolRequest
 from ._echo import Echo
 from ._errors import ChatlasLikeError, ProviderError, StreamInterruptedError, ToolLoopLimitError
+from ._finish import check_finish
 from ._history import History, answer_dangling
 from ._options import ChatOptions
+from ._telemetry import QUIET, Observer
 from ._tool_ids import UniqueIds
+from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult, refused
 from ._tool_runner import INTERRUPTED_PENDING, ToolsDone
 from ._tools import Tool, ToolBuiltIn
-from ._turn import AssistantTurn, TokenUsage, Turn, UserTurn
+from ._turn import AssistantTurn, Turn, Usage, UserTurn
 from .providers._base import Provider, RequestSpec
 
 __all__ = ["END", "NEXT_EVENT", "ModelCall", "Run", "RunTools", "turn_loop"]
@@ -109,10 +112,12 @@ class Run:
     finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]] = _no_finalize
     record_usage: Callable[[AssistantTurn], None] | None = None
     stop_requested: Callable[[], bool] | None = None
+    stop_reason: Callable[[], str | None] | None = None
     text_yielded: bool = False
-    usage: TokenUsage = field(default_factory=TokenUsage)
+    usage: Usage = field(default_factory=Usage)
     rounds: int = 0
     token: object = None
+    observer: Observer = QUIET
 
 
 def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
@@ -122,6 +127,7 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
     echo = run.echo
     ran = False
     assert echo is not None
+    run.observer.begin()
     try:
         if prompt is not None:
             echo.user_turn(prompt)
@@ -146,12 +152,14 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
                 if first_call and prompt is not None:
                     history.remove(prompt, token)  # nothing was answered: the call can be retried
                 raise
+            run.observer.response(turn)
             first_call = False
             history.append(turn, token)
-            if turn.tokens is not None:
-                run.usage = run.usage + turn.tokens
+            if turn.usage is not None:
+                run.usage = run.usage + turn.usage
                 if run.record_usage is not None:
                     run.record_usage(turn)
+            check_finish(turn, structured=run.spec.data_model is not None)
             requests = turn.tool_requests
             if not requests:
                 if turn.finish_reason != "pause_turn":
@@ -183,9 +191,11 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
         if history.owns(token):
             reason = RAN_UNRECORDED if ran else _reason(error)
             answer_dangling(history.turns, reason, _safe(run.finalize), ran=ran)
+        run.observer.failed(error)
         raise
     finally:
         echo.finish()
+        run.observer.end()
 
 
 class _Stopped(Exception):
@@ -202,6 +212,7 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
     yield_text = run.yield_text
     stop_requested = run.stop_requested
     separate = run.text_yielded  # a later turn's text is set apart from the earlier one's
+    described: dict[int, tuple[Content, Content]] = {}
     try:
         while True:
             if stop_requested is not None and stop_requested():
@@ -221,12 +232,17 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
                     run.text_yielded = True
                     yield out
             elif isinstance(out, Content):
-                out = ids.check(out)
+                out = _describe(ids.check(out), run, described)
                 echo.content(out)
                 if run.yield_content:
                     yield out
+            else:  # several at once (a finished text's citations)
+                for item in cast("tuple[Content, ...]", out):
+                    echo.content(item)
+                    if run.yield_content:
+                        yield item
     except BaseException as error:
-        partial = accumulator.partial_turn()
+        partial = accumulator.partial_turn(_partial_reason(run, error))
         if partial is None or not run.history.owns(run.token):
             raise
         run.history.append(ids.turn(partial), run.token)
@@ -238,7 +254,30 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
         if partial is not None:
             run.history.append(ids.turn(partial), run.token)
         raise StreamInterruptedError(f"{STREAM_ENDED} (no message_stop event)")
-    return ids.turn(accumulator.turn())
+    turn = ids.turn(accumulator.turn())
+    turn.contents[:] = [_describe(c, run, described) for c in turn.contents]  # not yet shared
+    return turn
+
+
+def _describe(content: Content, run: Run, described: dict[int, tuple[Content, Content]]) -> Content:
+    """A registered tool's request with its :class:`ToolInfo` (chatlas's ``request.tool``),
+    the same object whether it is streamed out first or met in the finished turn."""
+    if type(content) is not ContentToolRequest or content.tool is not None:
+        return content
+    seen = described.get(id(content))
+    if seen is not None:
+        return seen[1]
+    tool = run.tools.get(content.name)
+    new = content if tool is None else replace(content, tool=ToolInfo.from_tool(tool))
+    described[id(content)] = (content, new)  # the original is held, so its id stays unique
+    return new
+
+
+def _partial_reason(run: Run, error: BaseException) -> str:
+    if isinstance(error, _Stopped):
+        reason = run.stop_reason() if run.stop_reason is not None else None
+        return reason or "cancelled"
+    return "interrupted"
 
 
 def _check_limits(run: Run, requests: list[Any]) -> None:

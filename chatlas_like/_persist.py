@@ -53,6 +53,7 @@ from ._errors import PersistenceError
 from ._options import ChatOptions
 from ._serialize import TURNS_FORMAT, turns_from_data, turns_to_data
 from ._shape import mismatch
+from ._tool_info import ToolInfo
 from ._tools import Tool, ToolBuiltIn
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def chat_document(chat: Chat) -> dict[str, Any]:
         "last_sequence": chat._history.last_sequence,
         "system_prompt": chat.system_prompt,
         "tools": [_tool_data(t) for t in chat.get_tools()],
-        "turns": turns_to_data(chat.get_turns()),
+        "turns": turns_to_data(chat.get_turns(), _tool_infos(chat.get_tools())),
     }
 
 
@@ -158,7 +159,24 @@ def _reasoning(provider: Provider) -> str | dict[str, Any] | None:
 def _tool_data(tool: Tool | ToolBuiltIn) -> dict[str, Any]:
     if isinstance(tool, ToolBuiltIn):
         return {"name": tool.name, "builtin": tool.definition}
-    return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+    data = {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+    if tool.annotations:
+        data["annotations"] = tool.annotations
+    return data
+
+
+def _tool_infos(tools: Sequence[Tool | ToolBuiltIn]) -> dict[str, ToolInfo]:
+    """What requests of the saved tools know of them: written once, with the tools."""
+    return {t.name: ToolInfo.from_tool(t) for t in tools if isinstance(t, Tool)}
+
+
+def _saved_tool_infos(saved: Any) -> dict[str, ToolInfo]:
+    infos: dict[str, ToolInfo] = {}
+    for item in cast(list[Any], saved) if isinstance(saved, list) else []:
+        data = cast(dict[str, Any], item) if isinstance(item, dict) else {}
+        if "input_schema" in data and isinstance(data.get("name"), str):
+            infos[data["name"]] = ToolInfo.from_dict({**data, "parameters": data["input_schema"]})
+    return infos
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -222,7 +240,9 @@ def load_chat(
     document = read_document(Path(path))
     _check_fields(document, where)
     try:
-        turns = turns_from_data(document["turns"], "turns")
+        turns = turns_from_data(
+            document["turns"], _saved_tool_infos(document.get("tools")), at="turns"
+        )
     except PersistenceError as e:
         raise PersistenceError(f"{where}: {e}") from None
     saved_options = _saved_options(document.get("options"), where)

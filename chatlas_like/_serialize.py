@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import base64
 import warnings
-from collections.abc import Sequence
-from dataclasses import fields
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import suppress
+from dataclasses import asdict, fields
 from typing import Any, cast
 
 import orjson
 
 from ._content import (
     Content,
+    ContentCitation,
     ContentDocument,
     ContentImageInline,
     ContentImageRemote,
@@ -39,12 +41,14 @@ from ._content import (
     ContentToolResponseSearch,
     ContentUnknown,
     ContentUploaded,
+    WebSource,
 )
 from ._errors import PersistenceError, RestoredToolError, ToolRejectError
 from ._redact import safe_error_message
 from ._shape import check_fields, mismatch
+from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult
-from ._turn import TokenUsage, Turn, make_turn
+from ._turn import Turn, Usage, make_turn
 
 __all__ = [
     "NEVER_PERSISTED",
@@ -57,7 +61,9 @@ __all__ = [
 ]
 
 TURNS_FORMAT = "chatlas_like.turns"
-TURNS_VERSION = 1
+TURNS_VERSION = 2
+# Version 1 kept the four token counts as "tokens" and Anthropic's stop reasons.
+_V1_FINISH = {"end_turn": "success", "refusal": "content_filter"}
 # Fields no content type ever writes, whatever its class (a result is written field by
 # field in ``_result_data``, which leaves them out too).
 NEVER_PERSISTED = frozenset({"exception", "message_expansion"})
@@ -108,14 +114,24 @@ def from_json(text: str | bytes) -> list[Turn]:
     return turns_from_data(data)
 
 
-def turns_to_data(turns: Sequence[Turn]) -> dict[str, Any]:
-    """The turns as plain data (JSON-ready)."""
+def turns_to_data(
+    turns: Sequence[Turn], known_tools: Mapping[str, ToolInfo] | None = None
+) -> dict[str, Any]:
+    """The turns as plain data (JSON-ready).
+
+    Each distinct :class:`ToolInfo` of the requests is written once, in ``tool_infos``,
+    and requests refer to it by index; one equal to ``known_tools[name]`` (the tools a
+    saved chat stores beside its turns) is referred to by its name instead.
+    """
     notes = _Warnings()
-    data = {
+    data: dict[str, Any] = {
         "format": TURNS_FORMAT,
         "version": TURNS_VERSION,
         "turns": [_turn_data(t, notes) for t in turns],
     }
+    infos = _share_tool_infos(data["turns"], known_tools or {})
+    if infos:
+        data["tool_infos"] = infos
     if notes.dropped:
         warnings.warn(
             "Not saved (orjson cannot encode them): " + "; ".join(sorted(notes.dropped)),
@@ -125,8 +141,10 @@ def turns_to_data(turns: Sequence[Turn]) -> dict[str, Any]:
     return data
 
 
-def turns_from_data(data: Any, at: str = "") -> list[Turn]:
-    """Turns from :func:`turns_to_data`'s output.
+def turns_from_data(
+    data: Any, known_tools: Mapping[str, ToolInfo] | None = None, *, at: str = ""
+) -> list[Turn]:
+    """Turns from :func:`turns_to_data`'s output (``known_tools`` as given to it).
 
     Every field is checked as it is read: a malformed one raises
     :class:`PersistenceError` naming it (``turns[2].contents[0]: text: expected str``),
@@ -150,8 +168,14 @@ def turns_from_data(data: Any, at: str = "") -> list[Turn]:
     turns = document.get("turns")
     if not isinstance(turns, list):
         raise PersistenceError(f"{named('turns')}: must be a list of turns")
+    rows = [cast(dict[str, Any], t) for t in cast(list[Any], turns) if isinstance(t, dict)]
+    with suppress(AttributeError, TypeError):  # a malformed turn: the checks below name it
+        _resolve_tool_infos(rows, document.get("tool_infos"), known_tools or {})
     try:
-        return [_turn_from(t, f"{named('turns')}[{i}]") for i, t in enumerate(turns)]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        return [
+            _turn_from(t, version, f"{named('turns')}[{i}]")
+            for i, t in enumerate(cast(list[Any], turns))
+        ]
     except _Malformed as e:
         raise PersistenceError(f"a turn could not be read: {e.where}: {e.problem}") from None
 
@@ -179,42 +203,78 @@ def _turn_data(turn: Turn, notes: _Warnings) -> dict[str, Any]:
     }
     if turn.tokens is not None:
         data["tokens"] = list(turn.tokens)
-    if turn.finish_reason is not None:
-        data["finish_reason"] = turn.finish_reason
-    if turn.completion:
-        data["completion"] = turn.completion
+    if turn.usage is not None:
+        data["usage"] = list(turn.usage)
+    for key in ("finish_reason", "stop_reason", "cost", "partial_reason"):
+        value = getattr(turn, key)
+        if value is not None:
+            data[key] = value
+    if turn.completion_data:
+        data["completion"] = turn.completion_data
     return data
 
 
 _ROLES = ("user", "assistant", "system")
+# The other fields of a turn, with the type each must have.
+_TURN_FIELDS = {
+    "finish_reason": "str | None",
+    "stop_reason": "str | None",
+    "partial_reason": "str | None",
+    "cost": "float | None",
+    "completion": "dict[str, Any] | None",
+}
 
 
-def _turn_from(data: Any, where: str) -> Turn:
+def _counts(value: Any) -> bool:
+    """Whether ``value`` is a list of up to four integers (token counts)."""
+    return isinstance(value, list) and len(value) <= 4 and all(_is_int(n) for n in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+
+
+def _turn_from(data: Any, version: int, where: str) -> Turn:
     if not isinstance(data, dict):
         raise _Malformed(where, "must be an object")
-    turn = cast(dict[str, Any], data)
-    role = turn.get("role")
+    turn_data = cast(dict[str, Any], data)
+    role = turn_data.get("role")
     if role not in _ROLES:
         found = "missing" if role is None else f"got {role!r}"
         raise _Malformed(f"{where}.role", f"must be user, assistant or system ({found})")
-    contents = turn.get("contents")
-    if not isinstance(contents, list):
+    raw_contents = turn_data.get("contents")
+    if not isinstance(raw_contents, list):
         raise _Malformed(f"{where}.contents", "must be a list of contents")
-    tokens = turn.get("tokens")
-    if tokens is not None and not (
-        isinstance(tokens, list) and len(tokens) <= 4 and all(_is_int(n) for n in tokens)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-    ):
-        raise _Malformed(f"{where}.tokens", "must be a list of up to four integers")
-    for name, kind in (("finish_reason", str), ("completion", dict)):
-        if turn.get(name) is not None and not isinstance(turn[name], kind):
-            raise _Malformed(f"{where}.{name}", f"must be a {kind.__name__} or null")
-    return make_turn(
-        role,
-        [_content_at(c, f"{where}.contents[{j}]") for j, c in enumerate(contents)],  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-        tokens=TokenUsage(*tokens) if tokens is not None else None,  # pyright: ignore[reportUnknownArgumentType]
-        finish_reason=turn.get("finish_reason"),
-        completion=turn.get("completion"),
-    )
+    for name in ("tokens", "usage"):
+        if turn_data.get(name) is not None and not _counts(turn_data[name]):
+            raise _Malformed(f"{where}.{name}", "must be a list of up to four integers")
+    for name, annotation in _TURN_FIELDS.items():
+        problem = mismatch(turn_data.get(name), annotation)
+        if problem is not None:
+            raise _Malformed(f"{where}.{name}", problem)
+    contents = [
+        _content_at(c, f"{where}.contents[{j}]")
+        for j, c in enumerate(cast(list[Any], raw_contents))
+    ]
+    if role != "assistant":
+        return make_turn(role, contents)
+    tokens = turn_data.get("tokens")
+    usage = turn_data.get("usage")
+    finish = turn_data.get("finish_reason")
+    if version == 1:  # "tokens" held the four counts then
+        usage, tokens = tokens, None
+        finish = _V1_FINISH.get(finish, finish) if isinstance(finish, str) else finish
+    try:
+        turn = make_turn(
+            "assistant",
+            contents,
+            tokens=tokens,
+            usage=Usage(*usage) if usage is not None else None,
+            finish_reason=finish,
+            stop_reason=turn_data.get("stop_reason"),
+            cost=turn_data.get("cost"),
+            partial_reason=turn_data.get("partial_reason"),
+        )
+    except (TypeError, ValueError) as e:
+        raise _Malformed(where, f"{type(e).__name__}: {e}") from None
+    turn.completion_data = turn_data.get("completion")
+    return turn
 
 
 def _content_at(data: Any, where: str) -> Content:
@@ -222,6 +282,62 @@ def _content_at(data: Any, where: str) -> Content:
         return content_from_data(data)
     except (KeyError, TypeError, ValueError) as e:  # binascii.Error is a ValueError
         raise _Malformed(where, f"{type(e).__name__}: {e}") from None
+
+
+# -- what each request knew of its tool, written once ------------------------------------------
+
+
+def _request_data(turns: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The data of every tool request: in assistant turns and inside results."""
+    for turn in turns:
+        for content in turn.get("contents") or ():
+            if not isinstance(content, dict):
+                continue
+            item = cast(dict[str, Any], content)
+            if item.get("type") == ContentToolRequest.content_type:
+                yield item
+            request = item.get("request")
+            if item.get("type") == ContentToolResult.content_type and isinstance(request, dict):
+                yield cast(dict[str, Any], request)
+
+
+def _share_tool_infos(
+    turns: list[dict[str, Any]], known: Mapping[str, ToolInfo]
+) -> list[dict[str, Any]]:
+    known_data = {name: info.to_dict() for name, info in known.items()}
+    table: list[dict[str, Any]] = []
+    index: dict[bytes, int] = {}
+    for request in _request_data(turns):
+        info = request.get("tool")
+        if not isinstance(info, dict):
+            continue
+        name = cast(dict[str, Any], info).get("name")
+        if isinstance(name, str) and known_data.get(name) == info:
+            request["tool"] = name
+            continue
+        key = orjson.dumps(info, option=orjson.OPT_SORT_KEYS)
+        if key not in index:
+            index[key] = len(table)
+            table.append(cast(dict[str, Any], info))
+        request["tool"] = index[key]
+    return table
+
+
+def _resolve_tool_infos(
+    turns: list[dict[str, Any]], table: Any, known: Mapping[str, ToolInfo]
+) -> None:
+    """Refs back to ToolInfo data; one that points nowhere is dropped (it only informs)."""
+    infos: list[Any] = cast(list[Any], table) if isinstance(table, list) else []
+    for request in _request_data(turns):
+        ref = request.get("tool")
+        if isinstance(ref, bool) or ref is None or isinstance(ref, dict):
+            continue
+        if isinstance(ref, int) and 0 <= ref < len(infos) and isinstance(infos[ref], dict):
+            request["tool"] = infos[ref]
+        elif isinstance(ref, str) and ref in known:
+            request["tool"] = known[ref].to_dict()
+        else:
+            del request["tool"]
 
 
 # -- content ----------------------------------------------------------------------------------
@@ -239,6 +355,12 @@ def content_to_data(content: Content, notes: _Warnings | None = None) -> dict[st
         value = getattr(content, f.name)
         if isinstance(value, bytes):
             value = base64.b64encode(value).decode()
+        elif isinstance(value, WebSource):
+            value = asdict(value)
+        elif isinstance(value, ToolInfo):
+            value = value.to_dict()
+        elif value is None and f.name == "tool":
+            continue  # an unregistered tool's request: written as before ToolInfo existed
         data[f.name] = value
     return data
 
@@ -256,11 +378,21 @@ def content_from_data(data: dict[str, Any]) -> Content:
     values = {k: v for k, v in data.items() if k != "type"}
     if kind == ContentToolResult.content_type:
         return _result_from(values)
+    if kind == ContentCitation.content_type:
+        source = values.get("source")
+        values["source"] = (
+            WebSource(**cast(dict[str, Any], source)) if isinstance(source, dict) else None
+        )
+        return ContentCitation(**values)
     if kind in _BINARY:
         if isinstance(values.get("data"), str):
             values["data"] = base64.b64decode(values["data"], validate=True)
         check_fields(_BINARY[kind], values)
         return _BINARY[kind](**values)
+    if isinstance(values.get("tool"), dict):
+        values["tool"] = ToolInfo.from_dict(values["tool"])
+    elif values.get("tool") is not None:
+        raise ValueError("tool: must be an object or null")
     if kind in _SIMPLE:
         check_fields(_SIMPLE[kind], values)
         return _SIMPLE[kind](**values)

@@ -31,6 +31,7 @@ from ._callbacks import Allow, CallbackList, Deny, call_callback, callback_name
 from ._content import ContentToolRequest
 from ._errors import ToolRejectError
 from ._redact import safe_description
+from ._telemetry import QUIET, Observer
 from ._tool_result import ContentToolResult, failed, refused, rejected
 from ._tools import ArgumentError, Tool, ToolBuiltIn
 from ._workers import WorkerPool
@@ -60,6 +61,7 @@ class ToolContext:
     review: Callable[[ContentToolRequest], Any] | None = None
     max_concurrency: int = 8
     timeout: float | None = None
+    observer: Observer = QUIET
 
 
 @dataclass(slots=True)
@@ -216,7 +218,8 @@ class _Batch:
             slot.started = True
             timeout = tool.timeout if tool.timeout is not None else self.ctx.timeout
             try:
-                outcome = await asyncio.wait_for(_invoke(tool, kwargs, self.ctx.pool), timeout)
+                work = self.ctx.observer.running(slot.request, _invoke(tool, kwargs, self.ctx.pool))
+                outcome = await asyncio.wait_for(work, timeout)
             except TimeoutError:
                 return failed(
                     slot.request,

@@ -19,15 +19,11 @@ from chatlas_like.testing import LoopbackServer, Reply
 
 def main(mode: str) -> None:
     release = threading.Event()
-    ready = threading.Lock()  # two tools start at once: one READY line, never interleaved
-    started: list[bool] = []
 
     def slow_tool() -> str:
         """Takes a long time."""
-        with ready:
-            if not started:
-                started.append(True)
-                print("READY", flush=True)
+        sys.stdout.write("READY\n")  # one write: two tool threads print this at once
+        sys.stdout.flush()
         release.wait(30)
         return "finished late"
 

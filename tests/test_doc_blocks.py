@@ -174,12 +174,32 @@ def test_a_skipped_block_is_rare_and_says_why() -> None:
     assert all(len(b.skip or "") >= 20 for b in skipped)
 
 
+@pytest.fixture
+def process_settings() -> Iterator[None]:
+    """Undo what a block configures for its whole process, as an application does
+    (logging, OpenTelemetry's providers), so later tests start with neither."""
+    import logging
+
+    from .otel_globals import set_meter_provider, set_tracer_provider
+
+    loggers = [logging.getLogger(), logging.getLogger("chatlas_like")]
+    saved = [(lg, lg.level, list(lg.handlers), lg.propagate) for lg in loggers]
+    yield
+    for lg, level, handlers, propagate in saved:
+        lg.setLevel(level)
+        lg.handlers[:] = handlers
+        lg.propagate = propagate
+    set_tracer_provider(None)
+    set_meter_provider(None)
+
+
 @pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.name)
 def test_a_python_block_runs_on_its_own(
     block: Block,
     docs_server: LoopbackServer,
     folder: Path,
     monkeypatch: pytest.MonkeyPatch,
+    process_settings: None,
 ) -> None:
     if block.skip is not None:
         pytest.skip(block.skip)

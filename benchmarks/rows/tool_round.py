@@ -83,11 +83,16 @@ def chatlas(url: str, params: dict[str, Any]) -> Sampler:
 
 
 def run(ctx: Context) -> list[Line]:
-    samples = ctx.interleave(
-        {"ours": ours(ctx.url, {}), "floor": floor(ctx.url, {}), "chatlas": ctx.remote(NAME, {})},
-        ctx.n(100, 8),
-        warmup=3,
-    )
+    sides = {
+        "ours": ours(ctx.url, {}),
+        "floor": floor(ctx.url, {}),
+        "chatlas": ctx.remote(NAME, {}),
+    }
+    if ctx.tracer_provider:
+        from .._tracing import with_tracer_provider
+
+        sides["ours+otel"] = with_tracer_provider(ours(ctx.url, {}))
+    samples = ctx.interleave(sides, ctx.n(100, 8), warmup=3)
     lines: list[Line] = []
     for key in ("wall", "cpu"):
         lines.append(
@@ -104,4 +109,22 @@ def run(ctx: Context) -> list[Line]:
                 data=samples.to_json() if key == "wall" else {},
             )
         )
+    if ctx.tracer_provider:
+        lines.extend(_tracing_lines(samples))
     return lines
+
+
+def _tracing_lines(samples: Any) -> list[Line]:
+    """Ours with a tracer provider against ours without, from the same interleaved run."""
+    return [
+        Line(
+            ROW,
+            f"one tool round with a tracer provider ({key}); floor: ours without",
+            "ms",
+            ours=samples.median("ours+otel", key, 1e3),
+            floor=samples.median("ours", key, 1e3),
+            target="<= 1.05x without a provider",
+            target_ratio=1.05,
+        )
+        for key in ("wall", "cpu")
+    ]
