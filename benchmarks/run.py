@@ -11,18 +11,20 @@ process (:mod:`benchmarks._worker`).
 Prints one table and writes ``benchmarks/results/latest.json``. Options::
 
     --quick            small sizes and few samples (a smoke run, about a minute)
-    --only ROW         rows by number or name, or bench_format / bench_store (repeat or
-                       comma-separate); without it every row and script runs
+    --only ROW         rows by number or name, or bench_format / bench_store /
+                       bench_read_api (repeat or comma-separate); without it every
+                       row and script runs
     --no-chatlas       skip the chatlas column (no venv is made)
-    --no-external      skip benchmarks/bench_format.py and bench_store.py
+    --no-external      skip benchmarks/bench_format.py, bench_store.py, bench_read_api.py
     --profile ROW      profile our side of ROW under cProfile (all threads) into results/
     --samples N        every row takes N samples (the smoke test uses 1)
     --tracer-provider  row 3 also runs ours with an OpenTelemetry tracer provider
                        installed, interleaved with ours without (the tracing overhead)
     --json PATH        where to write the JSON (default benchmarks/results/latest.json)
 
-Other scripts (``bench_format.py``, ``bench_store.py``) are run when present; see
-``benchmarks/README.md`` for what they receive and how their JSON is merged.
+Other scripts (``bench_format.py``, ``bench_store.py``, ``bench_read_api.py``) are run
+when present; see ``benchmarks/README.md`` for what they receive and how their JSON is
+merged.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ ROWS = (
     "big_result",
 )
 # Scripts written separately; run as subprocesses when present, their JSON merged.
-EXTERNAL_SCRIPTS = ("bench_format", "bench_store")
+EXTERNAL_SCRIPTS = ("bench_format", "bench_store", "bench_read_api")
 EXTERNAL_TIMEOUT_S = 300
 RESULTS = REPO / "benchmarks" / "results"
 

@@ -23,6 +23,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.add_argument("--keys", required=True, help='JSON file {"KEY": "tenantId"}')
     results.add_argument("--host", default="127.0.0.1", help="address to listen on")
     results.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
+    results.add_argument(
+        "--max-response-bytes",
+        type=int,
+        default=16 * 1024 * 1024,
+        help="cap on a listing's response size (records with bodies)",
+    )
     chat = commands.add_parser("chat", help="an interactive chat in the terminal")
     chat.add_argument("--offline", action="store_true", help="talk to the scripted model")
     chat.add_argument("--model", default=None, help="the Claude model")
@@ -35,7 +41,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve-results":
         from ._serve_results import serve
 
-        return serve(args.db, args.keys, host=args.host, port=args.port)
+        return serve(
+            args.db,
+            args.keys,
+            host=args.host,
+            port=args.port,
+            max_response_bytes=args.max_response_bytes,
+        )
 
     if args.command == "chat":
         from ._console_command import run_chat_command

@@ -130,8 +130,18 @@ class Chat:
 
     @property
     def run_id(self) -> str:
-        """The id of this conversation's run (keys its results in a tool-result store)."""
+        """The id of this conversation's run (keys its results in a tool-result store).
+
+        Always this chat's own: a loaded or copied chat gets a new one, so two chats
+        never write over each other's results (see :attr:`parent_runs`).
+        """
         return self._history.run_id
+
+    @property
+    def parent_runs(self) -> tuple[str, ...]:
+        """The runs this chat's earlier results were stored under, nearest first (the run
+        of the chat it was loaded or copied from, then that one's parents)."""
+        return self._history.parent_runs
 
     @property
     def system_prompt(self) -> str | None:
@@ -634,9 +644,10 @@ class Chat:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Save the conversation to ``path``, atomically (see :mod:`chatlas_like._persist`).
 
-        Saved: provider, model, max_tokens, base_url, request parameters, options,
-        ``run_id``, system prompt, tool schemas (once) and turns. Never saved: the API
-        key, exception objects, pending message expansions, callbacks, the store.
+        Saved: provider, model, max_tokens, sampling parameters, options, ``run_id``,
+        system prompt, tool schemas (once) and turns. Never saved: the API key, the
+        endpoint and client settings, exception objects, pending message expansions,
+        callbacks, the store.
         """
         from ._persist import save_chat
 
@@ -650,6 +661,7 @@ class Chat:
         *,
         provider: Provider | None = None,
         api_key: str | None = None,
+        base_url: str | None = None,
         store: ToolResultStore | str | os.PathLike[str] | None = None,
         tenant_id: str | None = None,
         paging: bool = False,
@@ -668,6 +680,9 @@ class Chat:
             A provider to use instead of the one rebuilt from the file.
         api_key
             The API key (never saved); the provider's environment variable otherwise.
+        base_url
+            The endpoint (never taken from the file, which cannot redirect your key);
+            ``ANTHROPIC_BASE_URL`` or the provider's default otherwise.
         store, tenant_id, paging
             As for :class:`Chat` (a store is not saved with the chat).
         **options
@@ -687,6 +702,7 @@ class Chat:
             tools,
             provider=provider,
             api_key=api_key,
+            base_url=base_url,
             store=store,
             tenant_id=tenant_id,
             paging=paging,
@@ -1062,13 +1078,16 @@ class Chat:
             max_result_bytes=options.max_result_bytes,
             keeper=self._store,
             store_max_bytes=options.store_max_bytes,
+            tool_timeout=options.tool_timeout,
             observer=observer,
         )
 
     def _install_pager(self) -> None:
         if self._store is not None and self._store.paging:
             tool = self._store.paging_tool(
-                lambda: self._history.run_id, lambda: self.options.max_result_bytes
+                lambda: (self._history.run_id, *self._history.parent_runs),
+                lambda: self._history.answered_ids(),
+                lambda: self.options.max_result_bytes,
             )
             self._tools[tool.name] = tool
 
@@ -1213,7 +1232,10 @@ class Chat:
         chat closes a session, the copy's calls to it answer with an error."""
         new = _copy.copy(self)
         new.kwargs_chat = dict(self.kwargs_chat)
-        new._history = History(_copy.deepcopy(self._history.turns))
+        new._history = History(
+            _copy.deepcopy(self._history.turns),
+            parent_runs=(self.run_id, *self._history.parent_runs),
+        )
         new._tools = dict(self._tools)
         new._on_tool_request = self._on_tool_request.copy()
         new._on_tool_result = self._on_tool_result.copy()
@@ -1451,7 +1473,9 @@ class ChatResponse:
         return f"ChatResponse({self.content!r})"
 
     def _repr_markdown_(self) -> str:
-        return self.get_content()
+        from ._safe_markdown import safe_markdown
+
+        return safe_markdown(self.get_content())  # no raw HTML or remote image in a notebook
 
 
 class ChatResponseAsync:
@@ -1486,6 +1510,11 @@ class ChatResponseAsync:
 
     def __repr__(self) -> str:
         return f"ChatResponseAsync({self.content!r})"
+
+    def _repr_markdown_(self) -> str:
+        from ._safe_markdown import safe_markdown
+
+        return safe_markdown(self.content)  # no raw HTML or remote image in a notebook
 
 
 class ChatStream(Iterator[T]):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ._content import Content, ContentToolRequest
 from ._echo import ConsoleEcho, EchoMode
 from ._errors import ChatlasLikeError
+from ._terminal_safe import safe
 from ._tool_result import ContentToolResult
 from ._turn import Turn, UserTurn
 
@@ -165,7 +166,7 @@ class ProgressEcho(ConsoleEcho):
         self._end_line()
         self._file.flush()
         self._live = Live(
-            self._status,
+            safe(self._status),  # tool names and arguments come from the model
             console=self.console,
             transient=True,
             auto_refresh=self._auto_refresh,
@@ -221,9 +222,12 @@ def ask(
         echo.finish()
         from rich.text import Text
 
+        from ._redact import safe_error_message
+
         # The message is not markup: ``[/path]`` in it would make rich raise here.
         echo.console.print(
-            Text.assemble((f"✖ {type(e).__name__}:", "bold red"), " ", str(e)), highlight=False
+            safe(Text.assemble((f"✖ {type(e).__name__}:", "bold red"), " ", safe_error_message(e))),
+            highlight=False,
         )
         return False
     echo.finish()

@@ -12,7 +12,9 @@ result is finalised, and cached; a preview slices that text. Arguments are cut t
 way (long strings and lists are shortened before they are encoded). Everything the model
 or a tool controls is HTML-escaped (model prose is rendered as Markdown with raw HTML
 turned off), so a result holding ``<script>`` renders as text; Markdown renderings put
-it in code spans and fences it cannot break out of.
+it in code spans and fences it cannot break out of, and model prose there has its raw
+HTML escaped and its images turned into text (:mod:`chatlas_like._safe_markdown`), as
+in HTML.
 """
 
 from __future__ import annotations
@@ -388,7 +390,9 @@ def content_markdown(content: Content) -> str:
     from ._tool_result import ContentToolResult
 
     if isinstance(content, ContentText):
-        return content.text
+        from ._safe_markdown import safe_markdown
+
+        return safe_markdown(content.text)  # a notebook renders raw HTML and fetches images
     if isinstance(content, ContentToolRequest):
         return f"🔧 **tool call** {_code_span(format_call(content))}"
     if isinstance(content, ContentToolResult):
@@ -574,13 +578,13 @@ def inserted_html(turn: Turn) -> str:
 
 def error_html(error: BaseException) -> str:
     """A marked box for a failed answer (Shiny shows it in the chat)."""
-    from ._redact import describe_error, redact
+    from ._redact import safe_description
 
     return (
         "<div class='chatlas-like-error' role='alert' "
         f"style='{_CARD.format(colour=_OUTCOME_COLOURS['error'])}'>"
         f"<strong style='color:{_OUTCOME_COLOURS['error']}'>⚠ The answer failed</strong> "
-        f"<code>{_esc(_cut(redact(describe_error(error)), PREVIEW_CHARS))}</code>"
+        f"<code>{_esc(_cut(safe_description(error), PREVIEW_CHARS))}</code>"
         "<div style='opacity:.7'>The conversation is intact; you can ask again.</div></div>"
     )
 

@@ -14,6 +14,10 @@ segment taller than the screen (partly scrolled away), one holding control chara
 
 ``echo=`` modes: ``"none"``; ``"text"`` (the model's text); ``"output"`` (text, tool
 requests and results); ``"all"`` (also the user's prompt).
+
+What the model or a tool controls reaches a terminal without control sequences
+(:mod:`chatlas_like._terminal_safe`): every write below goes through ``safe()`` or
+``strip_controls()``.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from ._content import (
     ContentThinkingDelta,
     ContentToolRequest,
 )
+from ._terminal_safe import safe, strip_controls
 from ._tool_result import ContentToolResult
 
 if TYPE_CHECKING:
@@ -143,7 +148,7 @@ class ConsoleEcho:
         from rich.text import Text
 
         self._end_line()
-        self.console.print(Text("👤 ", style="bold") + Text(turn.text))
+        self.console.print(safe(Text("👤 ", style="bold") + Text(turn.text)))
         self._line_start = True
 
     def inserted_turn(self, turn: Turn) -> None:
@@ -155,7 +160,7 @@ class ConsoleEcho:
 
         self._end_line()
         label = Text(f"↳ inserted {turn.role} message: ", style="bold magenta")
-        self.console.print(label + Text(first_lines(turn.text, 3), style="dim"))
+        self.console.print(safe(label + Text(first_lines(turn.text, 3), style="dim")))
 
     def text(self, delta: str) -> None:
         if not delta:
@@ -164,7 +169,7 @@ class ConsoleEcho:
             if not self._segment:
                 self._segment_at_line_start = self._line_start
             self._segment.append(delta)
-        self._file.write(delta)
+        self._file.write(strip_controls(delta))
         self._line_start = delta.endswith("\n")
 
     def content(self, item: Content) -> None:
@@ -186,16 +191,16 @@ class ConsoleEcho:
                 self.console.print(Text("💭 [redacted thinking]", style="dim"))
         elif isinstance(item, ContentToolRequest):
             self._end_line()
-            self.console.print(Text(f"🔧 {format_call(item)}", style="bold cyan"))
+            self.console.print(safe(Text(f"🔧 {format_call(item)}", style="bold cyan")))
         elif isinstance(item, ContentToolResult):
             self._end_line()
-            self.console.print(result_rich(item, self.options.tool_result_max_lines))
+            self.console.print(safe(result_rich(item, self.options.tool_result_max_lines)))
         elif isinstance(item, ContentText):
             self.text(item.text)
             return
         else:
             self._end_line()
-            self.console.print(Text(str(item), style="dim"))
+            self.console.print(safe(Text(str(item), style="dim")))
         self._line_start = True
 
     def _thinking_delta(self, delta: ContentThinkingDelta) -> None:
@@ -222,7 +227,7 @@ class ConsoleEcho:
                 self._thinking_lines = cap
             else:
                 self._thinking_lines += len(lines) - 1
-        self._file.write(f"{self._dim}{text}{self._undim}")
+        self._file.write(f"{self._dim}{strip_controls(text)}{self._undim}")
         self._line_start = text.endswith("\n")
 
     def _server_tool(self, item: ContentServerToolRequest | ContentServerToolResult) -> None:
@@ -230,13 +235,13 @@ class ConsoleEcho:
 
         title, lines, error = server_tool_lines(item, self.options.web_activity_max_sources)
         if not lines:
-            self.console.print(title, style="bold red" if error else "bold cyan", markup=False)
+            self.console.print(safe(title), style="bold red" if error else "bold cyan")
             return
         from rich.panel import Panel
         from rich.text import Text
 
         body = Text("\n".join(lines), style="dim")
-        self.console.print(Panel(body, title=title, title_align="left", expand=False))
+        self.console.print(safe(Panel(body, title=title, title_align="left", expand=False)))
 
     def finish(self) -> None:
         self._end_line()
@@ -269,7 +274,7 @@ class ConsoleEcho:
         self._file.write(f"\x1b[{rows - 1}F\x1b[J" if rows > 1 else "\r\x1b[J")
         # set_echo_options(rich_markdown=...) styles it; links stay plain text.
         styling: dict[str, Any] = {**self.options.rich_markdown, "hyperlinks": False}
-        console.print(Markdown(text, **styling))
+        console.print(safe(Markdown(text, **styling)))  # C1 controls are not counted
         self._line_start = True
 
 

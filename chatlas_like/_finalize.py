@@ -3,8 +3,14 @@
 Every result passes here once before it enters the history, whatever produced it (a
 tool, a refusal, an interrupt repair):
 
-1. its model-facing value is computed and cached; a value with no form in its
-   ``model_format`` becomes an ``error`` result that says what the value was;
+1. its model-facing value is computed and cached, reading no collection past the
+   result's ``max_result_bytes`` items and, when the tool has a timeout (its own or
+   ``tool_timeout``), within that timeout (an overrun is an ``error`` result); a value
+   with no form in its
+   ``model_format`` becomes an ``error`` result that says what the value was; text
+   UTF-8 cannot encode (a file name in another encoding) is sent with replacement
+   characters and a note, and a value that still cannot be put into words becomes an
+   ``error`` result saying the call ran (never ``refused``: it must not run twice);
 2. a value over ``max_result_bytes`` UTF-8 bytes (the tool's limit, else the chat's)
    is cut on a character boundary and a one-line notice is appended; the result records
    ``original_length``, ``stored_length`` and ``is_truncated``; in a content list
@@ -19,6 +25,7 @@ what it kept, the cut's notice tells the model how.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -27,11 +34,11 @@ import orjson
 
 from ._content import ContentText
 from ._history import History
-from ._model_format import FormatError
+from ._model_format import ITEM_BUDGET, FormatError
 from ._telemetry import QUIET, Observer
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
-from ._utf8 import cut_to_bytes, utf8_length
+from ._utf8 import clean_text, cut_to_bytes, replace_surrogates, replacement_note, utf8_length
 
 __all__ = [
     "READ_MORE_TOOL",
@@ -87,11 +94,12 @@ class Finalizer:
     max_result_bytes: int
     keeper: Keeper | None = None
     store_max_bytes: int = 10_000_000
+    tool_timeout: float | None = None
     observer: Observer = QUIET
 
     def __call__(self, results: list[ContentToolResult]) -> list[ContentToolResult]:
         sequences = self.history.next_sequences(len(results))
-        batch = [_whole(_formatted(r), n) for r, n in zip(results, sequences, strict=True)]
+        batch = [_whole(self._formatted(r), n) for r, n in zip(results, sequences, strict=True)]
         readable = self.observer.keeping(self._keep, batch)
         final = [
             self._limit(item, pageable) for item, pageable in zip(batch, readable, strict=True)
@@ -116,6 +124,17 @@ class Finalizer:
             return read_more_hint(item.sequence, readable, kept)
 
         return truncate(item.result, item.text, item.size, limit, more)
+
+    def _formatted(self, result: ContentToolResult) -> ContentToolResult:
+        """``result`` formatted within its item budget and, when it has one, its timeout."""
+        name = result.request.name if result.request is not None else ""
+        tool = self.tools.get(name)
+        own = tool.timeout if isinstance(tool, Tool) else None
+        timeout = own if own is not None else self.tool_timeout
+        budget = self._limit_for(result)
+        if timeout is None or result.has_model_value():
+            return _formatted(result, budget)
+        return _formatted_in_time(result, budget, timeout, name)
 
     def _limit_for(self, result: ContentToolResult) -> int:
         name = result.request.name if result.request is not None else ""
@@ -161,9 +180,48 @@ def truncate(
 
 
 def _whole(result: ContentToolResult, sequence: int) -> WholeResult:
+    try:
+        text = _text(result.get_model_value())
+        return WholeResult(result, text, utf8_length(text), sequence)
+    except (UnicodeEncodeError, orjson.JSONEncodeError):
+        result = _sendable(result)  # rare: the common path pays nothing for it
+        text = _text(result.get_model_value())
+        return WholeResult(result, text, utf8_length(text), sequence)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
+
+
+def _sendable(result: ContentToolResult) -> ContentToolResult:
+    """``result`` with text UTF-8 cannot encode replaced (and a note saying so), or, for
+    a value that still cannot be put into words, an error saying the call ran."""
     value = result.get_model_value()
-    text = value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
-    return WholeResult(result, text, utf8_length(text), sequence)
+    if isinstance(value, str):
+        return result.with_model_value(clean_text(value))
+    items = cast(list[Any], value) if isinstance(value, list) else [value]
+    cleaned: list[Any] = []
+    replaced = 0
+    for item in items:
+        text = block_text(item)
+        if text is None:
+            cleaned.append(item)
+            continue
+        clean, count = replace_surrogates(text)
+        replaced += count
+        cleaned.append(ContentText(clean) if count else item)
+    if replaced:
+        cleaned.append(ContentText(replacement_note(replaced).lstrip("\n")))
+    try:
+        orjson.dumps(cleaned, default=str)
+    except (orjson.JSONEncodeError, UnicodeEncodeError) as e:
+        why = f"{type(e.__cause__ or e).__name__}: {e.__cause__ or e}"
+        message = (
+            f"The tool ran, but what it returned cannot be sent to the model ({why}). "
+            "Do not call it again for this request."
+        )
+        return replace(result, error=message, outcome="error", message_expansion=None)
+    return result.with_model_value(cleaned)
 
 
 _TEXT_BLOCK = len(orjson.dumps({"type": "text", "text": ""}))  # a text block's JSON frame
@@ -237,14 +295,41 @@ def _limit_blocks(result: ContentToolResult, blocks: list[Any], limit: int) -> C
     )
 
 
-def _formatted(result: ContentToolResult) -> ContentToolResult:
+def _formatted(result: ContentToolResult, budget: int) -> ContentToolResult:
+    token = ITEM_BUDGET.set(budget)  # no collection is read past what could be sent
     try:
         result.get_model_value()
     except FormatError as e:
         return _format_failed(result, str(e))
     except Exception as e:  # a value whose conversion itself crashed
         return _format_failed(result, f"{type(e).__name__}: {e}")
+    finally:
+        ITEM_BUDGET.reset(token)
     return result
+
+
+def _formatted_in_time(
+    result: ContentToolResult, budget: int, timeout: float, name: str
+) -> ContentToolResult:
+    """:func:`_formatted` in a thread, waited for ``timeout`` seconds at most: the tool's
+    timeout covers turning its value into text too. A formatting that overruns is left
+    to finish on its own (within its item budget) and the call is an ``error``."""
+    done: list[ContentToolResult] = []
+    worker = threading.Thread(
+        target=lambda: done.append(_formatted(result, budget)),
+        name="chatlas-like-format",
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout)
+    if done:
+        return done[0]
+    message = (
+        f"`{name or 'the tool'}` timed out after {timeout:g} s: it ran, but formatting its "
+        "value for the model took longer; it was stopped waiting for. Do not call it again "
+        "for this request."
+    )
+    return replace(result, error=message, outcome="error", message_expansion=None)
 
 
 def _format_failed(result: ContentToolResult, why: str) -> ContentToolResult:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from ._content import ContentToolRequest
 from ._errors import HistoryError
-from ._tool_result import ContentToolResult, refused
+from ._tool_result import ContentToolResult, failed, refused
 from ._turn import Turn, UserTurn
 
 __all__ = ["History", "answer_dangling", "unanswered_requests"]
@@ -25,13 +25,25 @@ SUPERSEDED = (
 
 
 class History:
-    """The turns of a conversation, the run id, and the tool-result sequence counter."""
+    """The turns of a conversation, the run id, and the tool-result sequence counter.
 
-    __slots__ = ("_owner", "last_sequence", "run_id", "turns")
+    ``run_id`` is the run this history writes its tool results under: always its own
+    (a loaded or copied chat gets a new one), so two chats never write over each
+    other's results. ``parent_runs`` are the runs its earlier results were written
+    under, nearest first: a loaded chat reads them (paging), never writes them.
+    """
 
-    def __init__(self, turns: Sequence[Turn] = (), run_id: str | None = None) -> None:
+    __slots__ = ("_owner", "last_sequence", "parent_runs", "run_id", "turns")
+
+    def __init__(
+        self,
+        turns: Sequence[Turn] = (),
+        run_id: str | None = None,
+        parent_runs: Sequence[str] = (),
+    ) -> None:
         self.turns: list[Turn] = list(turns)
         self.run_id = run_id or str(uuid.uuid4())
+        self.parent_runs: tuple[str, ...] = tuple(parent_runs)
         self.last_sequence = 0
         self._owner: object | None = None
 
@@ -67,6 +79,16 @@ class History:
         self._owner = object()
         self.turns = list(turns)
 
+    def answered_ids(self) -> set[str]:
+        """The ids of the tool requests this history holds a result for."""
+        return {
+            result.request.id
+            for turn in self.turns
+            if turn.role == "user"
+            for result in turn.tool_results
+            if result.request is not None
+        }
+
     def next_sequences(self, count: int) -> range:
         """The next ``count`` tool-result sequence numbers of this run (1-based)."""
         start = self.last_sequence + 1
@@ -95,16 +117,21 @@ def answer_dangling(
     turns: list[Turn],
     reason: str,
     finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]] | None = None,
+    *,
+    ran: bool = False,
 ) -> list[ContentToolResult]:
     """Answer the last assistant turn's unanswered requests with refused results.
 
     The results go into the user turn right after the assistant turn (created if
-    needed), tool results first, so the next request is valid.
+    needed), tool results first, so the next request is valid. With ``ran`` (the calls
+    ran, but their results were lost) they are ``error`` results: a refusal would tell
+    the model it is safe to send the calls again.
     """
     pending = unanswered_requests(turns)
     if not pending:
         return []
-    results = [refused(request, reason) for request in pending]
+    answer = failed if ran else refused
+    results = [answer(request, reason) for request in pending]
     if finalize is not None:
         results = finalize(results)
     index = max(i for i, t in enumerate(turns) if t.role == "assistant") + 1

@@ -30,7 +30,7 @@ import sys
 import warnings
 from collections.abc import Mapping
 
-from ._redact import redact, strip_paths
+from ._redact import scrub as scrub_failure
 from ._utf8 import cut_to_bytes, utf8_length
 
 __all__ = ["ENV_VARS", "LOGGER_NAME", "configure_from_env", "enable", "logger", "scrub"]
@@ -89,7 +89,7 @@ def configure_from_env(environ: Mapping[str, str] = os.environ) -> int | None:
 
 def scrub(text: str, limit: int | None = None) -> str:
     """``text`` redacted as tool errors are (secrets, keys, paths), then cut to ``limit``."""
-    text = redact(strip_paths(text))
+    text = scrub_failure(text)  # the one redaction (also: no traceback, no unencodable text)
     if limit is not None:
         size = utf8_length(text)
         if size > limit:

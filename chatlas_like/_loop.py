@@ -40,6 +40,7 @@ from ._finish import check_finish
 from ._history import History, answer_dangling
 from ._options import ChatOptions
 from ._telemetry import QUIET, Observer
+from ._tool_ids import UniqueIds
 from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult, refused
 from ._tool_runner import INTERRUPTED_PENDING, ToolsDone
@@ -53,6 +54,10 @@ TURN_SEPARATOR = "\n\n"
 CUT_OFF = "The response was cut off before this call was complete; send the call again."
 STOPPED = "Not run: the user stopped the response before this call was answered."
 STREAM_ENDED = "the response stream ended before the model finished its answer"
+RAN_UNRECORDED = (
+    "The call may have run, but its result was lost before it could be recorded; "
+    "check its effect before calling it again."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +125,7 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
     history = run.history
     run.token = token = history.claim()
     echo = run.echo
+    ran = False
     assert echo is not None
     run.observer.begin()
     try:
@@ -165,8 +171,10 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
             _check_limits(run, requests)
             done: ToolsDone = yield RunTools(requests)
             history.check(token)
+            ran = True  # from here on, a failure must not call these requests "not run"
             results = run.finalize(done.results)
             history.append(UserTurn(results), token)
+            ran = False
             for result in results:
                 echo.content(result)
                 if run.yield_content:
@@ -181,7 +189,8 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
             answer_dangling(history.turns, STOPPED, run.finalize)
     except BaseException as error:
         if history.owns(token):
-            answer_dangling(history.turns, _reason(error), run.finalize)
+            reason = RAN_UNRECORDED if ran else _reason(error)
+            answer_dangling(history.turns, reason, _safe(run.finalize), ran=ran)
         run.observer.failed(error)
         raise
     finally:
@@ -196,6 +205,7 @@ class _Stopped(Exception):
 def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
     """Feed provider events to the accumulator, emitting deltas; the finished turn."""
     accumulator = run.provider.accumulator(run.spec)
+    ids = UniqueIds(run.history.turns)  # a repeated tool-use id would break every later request
     echo = run.echo
     assert echo is not None
     echo_text = echo.text
@@ -222,7 +232,7 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
                     run.text_yielded = True
                     yield out
             elif isinstance(out, Content):
-                out = _describe(out, run, described)
+                out = _describe(ids.check(out), run, described)
                 echo.content(out)
                 if run.yield_content:
                     yield out
@@ -235,16 +245,16 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
         partial = accumulator.partial_turn(_partial_reason(run, error))
         if partial is None or not run.history.owns(run.token):
             raise
-        run.history.append(partial, run.token)
+        run.history.append(ids.turn(partial), run.token)
         if isinstance(error, ChatlasLikeError):
             raise StreamInterruptedError(f"{STREAM_ENDED}: {error}") from error
         raise
     if not accumulator.complete:
         partial = accumulator.partial_turn()
         if partial is not None:
-            run.history.append(partial, run.token)
+            run.history.append(ids.turn(partial), run.token)
         raise StreamInterruptedError(f"{STREAM_ENDED} (no message_stop event)")
-    turn = accumulator.turn()
+    turn = ids.turn(accumulator.turn())
     turn.contents[:] = [_describe(c, run, described) for c in turn.contents]  # not yet shared
     return turn
 
@@ -298,6 +308,21 @@ def _stop(run: Run, requests: list[Any], why: str) -> None:
         f"The chat stopped asking the model: the {why}. The history is valid; "
         "raise the limit or call chat() again to continue."
     )
+
+
+def _safe(
+    finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]],
+) -> Callable[[list[ContentToolResult]], list[ContentToolResult]]:
+    """``finalize``, or the results as they are when it fails again (the repair must
+    not fail: the history stays valid)."""
+
+    def guarded(results: list[ContentToolResult]) -> list[ContentToolResult]:
+        try:
+            return finalize(results)
+        except Exception:
+            return results
+
+    return guarded
 
 
 def _reason(error: BaseException) -> str:

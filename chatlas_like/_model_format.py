@@ -25,7 +25,10 @@ JSON forms, encoded by orjson (never through the ``json`` module):
   (sorted when their items sort); ``Decimal`` as an exact JSON number; ``Path`` as a
   string; ``complex`` as its text; other mappings as objects; other sized collections
   (``range``, ``deque``, dict views) as lists. Iterators and generators are never
-  consumed.
+  consumed. A collection or mapping of another type is read up to the item budget
+  (:data:`ITEM_BUDGET`, set by the caller to the result's ``max_result_bytes``: no more
+  items could be sent), so one that iterates forever ends in a marker item,
+  ``"[... stopped after N items]"``, not in a process that never stops growing.
 * dataclasses, pydantic models (``model_dump(mode="json")``) and attrs classes;
 * numpy arrays (any dtype, any layout) and scalars;
 * pandas DataFrames as records (ISO 8601 dates, NaN/NaT/NA as null, a meaningful index
@@ -63,8 +66,10 @@ import re
 import sys
 from collections import UserString
 from collections.abc import Callable, Collection, Iterator, Mapping
+from contextvars import ContextVar
 from enum import Enum
 from functools import lru_cache
+from itertools import islice
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, cast
 
@@ -82,10 +87,20 @@ from ._content import (
     ContentPDF,
     ContentText,
 )
+from ._utf8 import replace_surrogates, replacement_note
 
-__all__ = ["CYCLE_MARKER", "FormatError", "format_value", "is_media", "to_json_text"]
+__all__ = [
+    "CYCLE_MARKER",
+    "ITEM_BUDGET",
+    "FormatError",
+    "format_value",
+    "is_media",
+    "to_json_text",
+]
 
 CYCLE_MARKER = "[circular reference]"
+# The most items read from a collection or mapping of a type not known here.
+ITEM_BUDGET: ContextVar[int] = ContextVar("ITEM_BUDGET", default=1_000_000)
 MEDIA_TYPES = (ContentImageInline, ContentImageRemote, ContentPDF, ContentDocument)
 
 _dumps = orjson.dumps
@@ -225,7 +240,7 @@ def _recover(value: Any, auto: bool, error: _JSONEncodeError) -> Any:
     message = str(error)
     if isinstance(cause, FormatError):
         failure = cause
-    elif "Recursion limit" in message or "64-bit" in message or "Dict key must be" in message:
+    elif any(sign in message for sign in _NORMALISABLE):
         try:
             return _normalised_json(value, auto)
         except _NoForm as e:
@@ -239,11 +254,17 @@ def _recover(value: Any, auto: bool, error: _JSONEncodeError) -> Any:
     raise failure from None
 
 
+# What orjson says of a value that _Normaliser makes encodable: too deep (a cycle), an
+# int beyond 64 bits, a key that is not a string, text UTF-8 cannot encode.
+_NORMALISABLE = ("Recursion limit", "64-bit", "Dict key must be", "surrogates not allowed")
+
+
 def _normalised_json(value: Any, auto: bool) -> str:
     normaliser = _Normaliser(auto)
     try:
         normalised = normaliser.walk(value)
-        return _dumps(normalised, default=normaliser.default, option=_opts()).decode()
+        text = _dumps(normalised, default=normaliser.default, option=_opts()).decode()
+        return text + replacement_note(normaliser.replaced) if normaliser.replaced else text
     except _JSONEncodeError as e:
         if isinstance(e.__cause__, FormatError):
             raise e.__cause__ from None
@@ -257,17 +278,26 @@ def _normalised_json(value: Any, auto: bool) -> str:
 
 
 class _Normaliser:
-    """Makes big ints and non-str keys encodable; in ``auto``, marks cycles."""
+    """Makes big ints, non-str keys and text with lone surrogates encodable (counting the
+    characters replaced); in ``auto``, marks cycles."""
 
     def __init__(self, auto: bool) -> None:
         self.auto = auto
         self.active: set[int] = set()
+        self.replaced = 0
 
     def default(self, value: Any) -> Any:
         return self.walk(_DEFAULTS[self.auto](value))
 
+    def text(self, value: str) -> str:
+        clean, count = replace_surrogates(value)
+        self.replaced += count
+        return clean
+
     def walk(self, value: Any) -> Any:
         kind: Any = cast(Any, type(value))
+        if kind is str:
+            return self.text(value)
         if kind is int:
             return value if _MIN_INT <= value <= _MAX_INT else _big_int(value)
         if kind is not dict and kind is not list and kind is not tuple:
@@ -283,7 +313,7 @@ class _Normaliser:
         try:
             if kind is dict:
                 items = cast(dict[Any, Any], value).items()
-                return {_key(k): self.walk(v) for k, v in items}
+                return {self.text(_key(k)): self.walk(v) for k, v in items}
             return [self.walk(v) for v in value]
         finally:
             self.active.discard(marker)
@@ -624,11 +654,22 @@ def _narwhals(value: Any) -> Any:
 def _collections(value: Any) -> Any:
     if isinstance(value, UserString):
         return str(value)
+    budget = ITEM_BUDGET.get()
     if isinstance(value, Mapping):
-        return dict(cast(Mapping[Any, Any], value))
+        pairs = list(islice(cast(Mapping[Any, Any], value).items(), budget + 1))
+        if len(pairs) > budget:
+            pairs[budget:] = [("...", _stopped(budget))]
+        return dict(pairs)
     if isinstance(value, Collection) and not isinstance(value, (str, Iterator)):
-        return list(cast(Collection[Any], value))
+        items = list(islice(cast(Collection[Any], value), budget + 1))
+        if len(items) > budget:
+            items[budget:] = [_stopped(budget)]
+        return items
     return _NO
+
+
+def _stopped(budget: int) -> str:
+    return f"[... stopped after {budget:,} items]"
 
 
 _HANDLERS: tuple[Callable[[Any], Any], ...] = (

@@ -7,9 +7,11 @@ option                    default      meaning
                                        ``chat()``; None for no limit
 ``max_tokens_per_chat``   None         input + output tokens one ``chat()`` may use
 ``max_concurrency``       8            tool calls of one turn that run at once
-``tool_timeout``          None         seconds one tool call may take (per tool: ``timeout``)
+``tool_timeout``          None         seconds one tool call may take (per tool: ``timeout``),
+                                       and then again the formatting of its value
 ``max_result_bytes``      100_000      UTF-8 bytes of one result the model receives
-                                       (per tool: ``max_result_bytes``)
+                                       (per tool: ``max_result_bytes``); also the most
+                                       items formatting reads from a collection
 ``store_max_bytes``       10_000_000   UTF-8 bytes of one result kept in the result store
 ``max_retries``           3            retries of a model call on 429, 5xx, 529 and
                                        connection errors, with backoff and jitter

@@ -3,16 +3,30 @@
 One JSON document (orjson), versioned::
 
     {"format": "chatlas_like.chat", "version": 1,
-     "provider": {"name": "anthropic", "model": ..., "max_tokens": ..., "base_url": ...,
+     "provider": {"name": "anthropic", "model": ..., "max_tokens": ...,
                   "cache": ..., "prefill": ..., "structured_output_mode": ...,
                   "reasoning": ...},
-     "params": {...}, "options": {...}, "run_id": "...", "last_sequence": 3,
+     "params": {...}, "options": {...}, "run_id": "...", "parent_runs": ["..."],
+     "last_sequence": 3,
      "system_prompt": "...", "tools": [{"name": ..., "description": ...,
      "input_schema": {...}}], "turns": {... the turns document of _serialize ...}}
 
 Each tool's schema is stored once, here, never with its results. What is never saved
 (the API key, exception objects, pending message expansions, callbacks, the store) is
 decided in :mod:`chatlas_like._serialize` and by what this module leaves out.
+
+A chat file is data that may come from someone else. Loading one never takes
+connection settings from it: the endpoint (``base_url``), headers, client arguments and
+proxies come from the code that loads it (``Chat.load(path, base_url=...)``) or the
+environment (``ANTHROPIC_BASE_URL``), so a file cannot send your API key elsewhere; a
+file that carries such settings loads with one warning naming what was ignored. Only
+sampling parameters (``temperature``, ``top_p``, ``top_k``, ``max_tokens``,
+``stop_sequences``) are taken from ``params``. Every field is checked as it is read: a
+malformed one raises :class:`PersistenceError` naming it.
+
+A loaded chat continues under a new ``run_id`` of its own: ``parent_runs`` lists the
+runs its earlier results were stored under (nearest first), which it may page through
+but never writes; sequence numbers carry on from ``last_sequence``.
 
 Writes are atomic: the document goes to a temporary file in the same folder, which is
 flushed and fsynced, then renamed over the target, and the folder is fsynced; a process
@@ -25,6 +39,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+import uuid
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
@@ -37,6 +52,7 @@ import orjson
 from ._errors import PersistenceError
 from ._options import ChatOptions
 from ._serialize import TURNS_FORMAT, turns_from_data, turns_to_data
+from ._shape import mismatch
 from ._tool_info import ToolInfo
 from ._tools import Tool, ToolBuiltIn
 
@@ -52,11 +68,37 @@ CHAT_VERSION = 1
 _PROVIDER_SETTINGS = (
     "model",
     "max_tokens",
-    "base_url",
     "cache",
     "prefill",
     "structured_output_mode",
 )
+# What a file may say about the provider and the request, with the type each must have;
+# anything else there (base_url, headers, client arguments, proxies...) is ignored.
+_PROVIDER_FIELDS = {
+    "model": "str",
+    "max_tokens": "int",
+    "cache": "Literal['5m', '1h', 'none']",
+    "prefill": "bool | None",
+    "structured_output_mode": "Literal['auto', 'native', 'tool']",
+    "reasoning": "int | str | dict[str, Any] | None",
+}
+_PARAM_FIELDS = {
+    "temperature": "float",
+    "top_p": "float",
+    "top_k": "int",
+    "max_tokens": "int",
+    "stop_sequences": "list[str]",
+}
+_TOP_FIELDS = {
+    "system_prompt": "str | None",
+    "params": "dict[str, Any] | None",
+    "options": "dict[str, Any] | None",
+    "tools": "list[Any] | None",
+    "provider": "dict[str, Any]",
+    "run_id": "str",
+    "parent_runs": "list[str]",
+    "last_sequence": "int | None",
+}
 _REQUIRED = ("provider", "run_id", "turns")
 
 # Called with the temporary file's path after it is written and fsynced, before the
@@ -93,6 +135,7 @@ def chat_document(chat: Chat) -> dict[str, Any]:
         "params": dict(chat._params),
         "options": asdict(chat.options),
         "run_id": chat.run_id,
+        "parent_runs": list(chat.parent_runs),
         "last_sequence": chat._history.last_sequence,
         "system_prompt": chat.system_prompt,
         "tools": [_tool_data(t) for t in chat.get_tools()],
@@ -182,24 +225,40 @@ def load_chat(
     *,
     provider: Provider | None = None,
     api_key: str | None = None,
+    base_url: str | None = None,
     store: ToolResultStore | str | os.PathLike[str] | None = None,
     tenant_id: str | None = None,
     paging: bool = False,
     options: Mapping[str, Any] | None = None,
 ) -> Chat:
-    """A ``chat_class`` chat from a file written by :func:`save_chat`.
+    """A ``chat_class`` chat from a file written by :func:`save_chat` (see the module
+    docstring).
 
     The class comes from the caller (``Chat.load``), so persistence never imports the chat.
     """
     where = os.fspath(path)
     document = read_document(Path(path))
+    _check_fields(document, where)
     try:
-        turns = turns_from_data(document["turns"], _saved_tool_infos(document.get("tools")))
+        turns = turns_from_data(
+            document["turns"], _saved_tool_infos(document.get("tools")), at="turns"
+        )
     except PersistenceError as e:
         raise PersistenceError(f"{where}: {e}") from None
-    saved_options = _saved_options(document.get("options"))
+    saved_options = _saved_options(document.get("options"), where)
+    ignored: list[str] = []
+    params = _saved_params(document.get("params"), where, ignored)
+    rebuilt = provider or _provider(document["provider"], api_key, base_url, where, ignored)
+    if ignored:
+        warnings.warn(
+            f"{where}: ignored connection settings in the file: {', '.join(ignored)}. A chat "
+            "file never chooses the endpoint, headers or client: pass Chat.load(..., "
+            "base_url=...) or set ANTHROPIC_BASE_URL",
+            UserWarning,
+            stacklevel=3,
+        )
     chat = chat_class(
-        provider or _provider(document["provider"], api_key, where),
+        rebuilt,
         system_prompt=document.get("system_prompt"),
         store=store,
         tenant_id=tenant_id,
@@ -207,9 +266,11 @@ def load_chat(
         **{**saved_options, **(options or {})},
     )
     chat.set_tools(_in_saved_order(document.get("tools"), [*tools, *chat._tools.values()]))
-    chat._params = dict(document.get("params") or {})
-    chat._history.run_id = str(document["run_id"])
-    chat._history.last_sequence = int(document.get("last_sequence") or 0)
+    chat._params = params
+    # What this chat adds goes under its own new run (History made one), linked to the
+    # saved run: two chats continuing one file never write over each other's results.
+    chat._history.parent_runs = (document["run_id"], *document.get("parent_runs", ()))
+    chat._history.last_sequence = document.get("last_sequence") or 0
     chat.set_turns(turns)
     _warn_missing_tools(turns, chat, where)
     return chat
@@ -260,25 +321,94 @@ def _check_version(version: Any, path: Path) -> None:
         )
 
 
-def _saved_options(data: Any) -> dict[str, Any]:
-    if not isinstance(data, dict):
+def _check_fields(document: dict[str, Any], where: str) -> None:
+    """Refuse a top-level field of the wrong type, naming it."""
+    for name, annotation in _TOP_FIELDS.items():
+        if name not in document:
+            continue
+        problem = mismatch(document[name], annotation)
+        if problem is not None:
+            raise PersistenceError(f"{where}: {name}: {problem}")
+    for name, run_id in [
+        ("run_id", document["run_id"]),
+        *(("parent_runs", run) for run in document.get("parent_runs", ())),
+    ]:
+        if not _canonical_uuid(run_id):
+            raise PersistenceError(f"{where}: {name}: must hold UUIDs like {uuid.uuid4()}")
+    last = document.get("last_sequence")
+    if last is not None and last < 0:
+        raise PersistenceError(f"{where}: last_sequence: must be 0 or more, got {last}")
+
+
+def _canonical_uuid(text: str) -> bool:
+    try:
+        return str(uuid.UUID(text)) == text
+    except ValueError:
+        return False
+
+
+def _saved_options(data: dict[str, Any] | None, where: str) -> dict[str, Any]:
+    """The saved options this chatlas_like knows, each checked on its own."""
+    if not data:
         return {}
-    known = {f.name for f in fields(ChatOptions)}
-    return {k: v for k, v in cast(dict[str, Any], data).items() if k in known}
+    annotations = {f.name: str(f.type) for f in fields(ChatOptions)}
+    known = {k: v for k, v in data.items() if k in annotations}
+    for name, value in known.items():
+        problem = mismatch(value, annotations[name])
+        if problem is None:
+            try:
+                ChatOptions(**{name: value})
+            except (TypeError, ValueError) as e:
+                problem = str(e)
+        if problem is not None:
+            raise PersistenceError(f"{where}: options.{name}: {problem}")
+    return known
 
 
-def _provider(settings: Any, api_key: str | None, where: str) -> Provider:
-    if not isinstance(settings, dict):
-        raise PersistenceError(f"{where}: the saved provider is not an object")
-    values = dict(cast(dict[str, Any], settings))
+def _saved_params(data: dict[str, Any] | None, where: str, ignored: list[str]) -> dict[str, Any]:
+    """The saved sampling parameters; any other request setting is ignored."""
+    params: dict[str, Any] = {}
+    for name, value in (data or {}).items():
+        annotation = _PARAM_FIELDS.get(name)
+        if annotation is None:
+            ignored.append(f"params.{name}")
+            continue
+        problem = mismatch(value, annotation)
+        if problem is not None:
+            raise PersistenceError(f"{where}: params.{name}: {problem}")
+        params[name] = value
+    return params
+
+
+def _provider(
+    settings: dict[str, Any],
+    api_key: str | None,
+    base_url: str | None,
+    where: str,
+    ignored: list[str],
+) -> Provider:
+    values = dict(settings)
     name = values.pop("name", None)
     if name == "anthropic":
         from .providers._anthropic import AnthropicProvider
 
+        kept: dict[str, Any] = {}
+        for key, value in values.items():
+            annotation = _PROVIDER_FIELDS.get(key)
+            if annotation is None:
+                ignored.append(f"provider.{key}")
+                continue
+            problem = mismatch(value, annotation)
+            if problem is not None:
+                raise PersistenceError(f"{where}: provider.{key}: {problem}")
+            kept[key] = value
+        if "model" not in kept:
+            raise PersistenceError(f"{where}: provider.model: missing")
         try:
-            return AnthropicProvider(api_key=api_key, **values)
-        except TypeError as e:
-            raise PersistenceError(f"{where}: the saved provider settings: {e}") from None
+            return AnthropicProvider(api_key=api_key, base_url=base_url, **kept)
+        except (TypeError, ValueError) as e:
+            field = "provider.reasoning" if "reasoning" in kept else "provider"
+            raise PersistenceError(f"{where}: {field}: {e}") from None
     raise PersistenceError(
         f"{where}: saved with provider {name!r}, which this chatlas_like cannot rebuild: "
         "pass provider= to Chat.load"
@@ -289,7 +419,8 @@ def _in_saved_order(
     saved: Any, tools: Sequence[Callable[..., Any] | Tool | ToolBuiltIn]
 ) -> list[Callable[..., Any] | Tool | ToolBuiltIn]:
     """``tools`` in the order the chat had them when saved (their order is in requests)."""
-    names = [t.get("name") for t in cast(list[dict[str, Any]], saved or []) if isinstance(t, dict)]
+    entries = [cast(dict[str, Any], t) for t in cast(list[Any], saved or []) if isinstance(t, dict)]
+    names = [str(t.get("name")) for t in entries]
     order = {name: i for i, name in enumerate(names)}
 
     def position(tool: Callable[..., Any] | Tool | ToolBuiltIn) -> int:

@@ -2,7 +2,9 @@
 
 Never persisted (``NEVER_PERSISTED``): a result's ``exception`` object (``outcome``
 survives, so ``is_exception`` stays true, and ``error`` comes back as a
-:class:`~chatlas_like.RestoredToolError` with the type name and message), pending
+:class:`~chatlas_like.RestoredToolError` with the type name and message; the message,
+like an error given as text, is saved as :func:`~chatlas_like._redact.scrub` leaves
+it: without paths or secrets, as the model read it), pending
 ``message_expansion`` requests (so a restored chat cannot insert the same material
 twice), and values orjson cannot encode (a result's ``value`` when it is not plain
 data, and ``extra``, dropped with one warning). What the model read of each result is
@@ -14,6 +16,7 @@ from __future__ import annotations
 import base64
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import asdict, fields
 from typing import Any, cast
 
@@ -41,6 +44,8 @@ from ._content import (
     WebSource,
 )
 from ._errors import PersistenceError, RestoredToolError, ToolRejectError
+from ._redact import safe_error_message
+from ._shape import check_fields, mismatch
 from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult
 from ._turn import Turn, Usage, make_turn
@@ -136,22 +141,56 @@ def turns_to_data(
     return data
 
 
-def turns_from_data(data: Any, known_tools: Mapping[str, ToolInfo] | None = None) -> list[Turn]:
-    """Turns from :func:`turns_to_data`'s output (``known_tools`` as given to it)."""
+def turns_from_data(
+    data: Any, known_tools: Mapping[str, ToolInfo] | None = None, *, at: str = ""
+) -> list[Turn]:
+    """Turns from :func:`turns_to_data`'s output (``known_tools`` as given to it).
+
+    Every field is checked as it is read: a malformed one raises
+    :class:`PersistenceError` naming it (``turns[2].contents[0]: text: expected str``),
+    prefixed by ``at`` (where the document sits in a larger one).
+    """
+
+    def named(field: str) -> str:
+        return f"{at}.{field}" if at else field
+
     if not isinstance(data, dict) or data.get("format") != TURNS_FORMAT:  # pyright: ignore[reportUnknownMemberType]
-        raise PersistenceError(f"not a {TURNS_FORMAT} document")
-    version = data.get("version")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    if not isinstance(version, int) or version > TURNS_VERSION:
+        raise PersistenceError(f"{at or 'the document'}: not a {TURNS_FORMAT} document")
+    document = cast(dict[str, Any], data)
+    version: Any = document.get("version")
+    if not _is_int(version) or version < 1:
+        raise PersistenceError(f"{named('version')}: must be a positive integer, got {version!r}")
+    if version > TURNS_VERSION:
         raise PersistenceError(
             f"this document has format version {version}; this chatlas_like reads up to "
             f"version {TURNS_VERSION}: upgrade chatlas_like to load it"
         )
-    turns = cast(list[dict[str, Any]], data["turns"])
+    turns = document.get("turns")
+    if not isinstance(turns, list):
+        raise PersistenceError(f"{named('turns')}: must be a list of turns")
+    rows = [cast(dict[str, Any], t) for t in cast(list[Any], turns) if isinstance(t, dict)]
+    with suppress(AttributeError, TypeError):  # a malformed turn: the checks below name it
+        _resolve_tool_infos(rows, document.get("tool_infos"), known_tools or {})
     try:
-        _resolve_tool_infos(turns, data.get("tool_infos"), known_tools or {})  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-        return [_turn_from(t, version) for t in turns]
-    except (KeyError, TypeError, ValueError) as e:
-        raise PersistenceError(f"a turn could not be read: {type(e).__name__}: {e}") from None
+        return [
+            _turn_from(t, version, f"{named('turns')}[{i}]")
+            for i, t in enumerate(cast(list[Any], turns))
+        ]
+    except _Malformed as e:
+        raise PersistenceError(f"a turn could not be read: {e.where}: {e.problem}") from None
+
+
+class _Malformed(Exception):
+    """A field of a document that is not what it must be."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}")
+        self.where = where
+        self.problem = problem
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 # -- turns ------------------------------------------------------------------------------------
@@ -175,28 +214,74 @@ def _turn_data(turn: Turn, notes: _Warnings) -> dict[str, Any]:
     return data
 
 
-def _turn_from(data: dict[str, Any], version: int) -> Turn:
-    contents = [content_from_data(c) for c in data["contents"]]
-    if data["role"] != "assistant":
-        return make_turn(data["role"], contents)
-    tokens = data.get("tokens")
-    usage = data.get("usage")
-    finish = data.get("finish_reason")
+_ROLES = ("user", "assistant", "system")
+# The other fields of a turn, with the type each must have.
+_TURN_FIELDS = {
+    "finish_reason": "str | None",
+    "stop_reason": "str | None",
+    "partial_reason": "str | None",
+    "cost": "float | None",
+    "completion": "dict[str, Any] | None",
+}
+
+
+def _counts(value: Any) -> bool:
+    """Whether ``value`` is a list of up to four integers (token counts)."""
+    return isinstance(value, list) and len(value) <= 4 and all(_is_int(n) for n in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+
+
+def _turn_from(data: Any, version: int, where: str) -> Turn:
+    if not isinstance(data, dict):
+        raise _Malformed(where, "must be an object")
+    turn_data = cast(dict[str, Any], data)
+    role = turn_data.get("role")
+    if role not in _ROLES:
+        found = "missing" if role is None else f"got {role!r}"
+        raise _Malformed(f"{where}.role", f"must be user, assistant or system ({found})")
+    raw_contents = turn_data.get("contents")
+    if not isinstance(raw_contents, list):
+        raise _Malformed(f"{where}.contents", "must be a list of contents")
+    for name in ("tokens", "usage"):
+        if turn_data.get(name) is not None and not _counts(turn_data[name]):
+            raise _Malformed(f"{where}.{name}", "must be a list of up to four integers")
+    for name, annotation in _TURN_FIELDS.items():
+        problem = mismatch(turn_data.get(name), annotation)
+        if problem is not None:
+            raise _Malformed(f"{where}.{name}", problem)
+    contents = [
+        _content_at(c, f"{where}.contents[{j}]")
+        for j, c in enumerate(cast(list[Any], raw_contents))
+    ]
+    if role != "assistant":
+        return make_turn(role, contents)
+    tokens = turn_data.get("tokens")
+    usage = turn_data.get("usage")
+    finish = turn_data.get("finish_reason")
     if version == 1:  # "tokens" held the four counts then
         usage, tokens = tokens, None
         finish = _V1_FINISH.get(finish, finish) if isinstance(finish, str) else finish
-    turn = make_turn(
-        "assistant",
-        contents,
-        tokens=tokens,
-        usage=Usage(*usage) if usage is not None else None,
-        finish_reason=finish,
-        stop_reason=data.get("stop_reason"),
-        cost=data.get("cost"),
-        partial_reason=data.get("partial_reason"),
-    )
-    turn.completion_data = data.get("completion")
+    try:
+        turn = make_turn(
+            "assistant",
+            contents,
+            tokens=tokens,
+            usage=Usage(*usage) if usage is not None else None,
+            finish_reason=finish,
+            stop_reason=turn_data.get("stop_reason"),
+            cost=turn_data.get("cost"),
+            partial_reason=turn_data.get("partial_reason"),
+        )
+    except (TypeError, ValueError) as e:
+        raise _Malformed(where, f"{type(e).__name__}: {e}") from None
+    turn.completion_data = turn_data.get("completion")
     return turn
+
+
+def _content_at(data: Any, where: str) -> Content:
+    try:
+        return content_from_data(data)
+    except (KeyError, TypeError, ValueError) as e:  # binascii.Error is a ValueError
+        raise _Malformed(where, f"{type(e).__name__}: {e}") from None
 
 
 # -- what each request knew of its tool, written once ------------------------------------------
@@ -281,8 +366,15 @@ def content_to_data(content: Content, notes: _Warnings | None = None) -> dict[st
 
 
 def content_from_data(data: dict[str, Any]) -> Content:
-    """One content object from :func:`content_to_data`'s output."""
-    kind = data["type"]
+    """One content object from :func:`content_to_data`'s output.
+
+    Raises ``TypeError`` or ``ValueError`` naming the field that is malformed.
+    """
+    if not isinstance(data, dict):  # pyright: ignore[reportUnnecessaryIsInstance]  # data from a file
+        raise TypeError(f"a content must be an object, got {type(data).__name__}")
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise ValueError(f"type: must be a string, got {kind!r}")
     values = {k: v for k, v in data.items() if k != "type"}
     if kind == ContentToolResult.content_type:
         return _result_from(values)
@@ -293,12 +385,16 @@ def content_from_data(data: dict[str, Any]) -> Content:
         )
         return ContentCitation(**values)
     if kind in _BINARY:
-        if values.get("data") is not None:
-            values["data"] = base64.b64decode(values["data"])
+        if isinstance(values.get("data"), str):
+            values["data"] = base64.b64decode(values["data"], validate=True)
+        check_fields(_BINARY[kind], values)
         return _BINARY[kind](**values)
     if isinstance(values.get("tool"), dict):
         values["tool"] = ToolInfo.from_dict(values["tool"])
+    elif values.get("tool") is not None:
+        raise ValueError("tool: must be an object or null")
     if kind in _SIMPLE:
+        check_fields(_SIMPLE[kind], values)
         return _SIMPLE[kind](**values)
     return ContentUnknown(dict(data))
 
@@ -334,8 +430,32 @@ def _result_data(result: ContentToolResult, notes: _Warnings) -> dict[str, Any]:
     return data
 
 
+_RESULT_FIELDS = {
+    "outcome": "str",
+    "model_format": "str",
+    "request": "dict[str, Any] | None",
+    "error": "str | dict[str, Any] | None",
+    "model_value": "str | dict[str, Any] | None",
+    "options": "dict[str, Any] | None",
+    "original_length": "int | None",
+    "stored_length": "int | None",
+    "is_truncated": "bool",
+    "value": "Any",
+    "extra": "Any",
+}
+
+
 def _result_from(data: dict[str, Any]) -> ContentToolResult:
+    for name, value in data.items():
+        annotation = _RESULT_FIELDS.get(name)
+        if annotation is None:
+            raise ValueError(f"{name}: not a field of a tool result")
+        problem = mismatch(value, annotation)
+        if problem is not None:
+            raise ValueError(f"{name}: {problem}")
     request = data.get("request")
+    if request is not None and request.get("type") != ContentToolRequest.content_type:
+        raise ValueError("request: must be a tool request")
     model_value = _model_value_from(data.get("model_value"))
     error = data.get("error")
     result = ContentToolResult(
@@ -354,19 +474,22 @@ def _result_from(data: dict[str, Any]) -> ContentToolResult:
 
 
 def _error_data(error: BaseException | str) -> Any:
+    # Scrubbed as what the model read was: a file must not hold a secret a failure quoted.
     if isinstance(error, str):
-        return error
-    if isinstance(error, RestoredToolError):
-        return {"type": error.type_name, "message": error.message}
+        return safe_error_message(error)
     if isinstance(error, ToolRejectError):  # a rejection is saved as what the model read
-        return error.reason
-    return {"type": type(error).__name__, "message": str(error)}
+        return safe_error_message(error.reason)
+    name = error.type_name if isinstance(error, RestoredToolError) else type(error).__name__
+    return {"type": name, "message": safe_error_message(error)}
 
 
 def _error_from(data: Any) -> BaseException | str:
     if isinstance(data, str):
         return data
-    return RestoredToolError(str(data["type"]), str(data["message"]))
+    name, message = data.get("type"), data.get("message")
+    if not isinstance(name, str) or not isinstance(message, str):
+        raise ValueError("error: must hold a string type and message")
+    return RestoredToolError(name, message)
 
 
 def _model_value_data(value: Any, notes: _Warnings) -> Any:
@@ -389,13 +512,19 @@ def _item_data(item: Any, notes: _Warnings) -> dict[str, Any]:
 def _model_value_from(data: Any) -> Any:
     if isinstance(data, str) or data is None:
         return data
-    return [_item_from(item) for item in data["items"]]
+    items = data.get("items")
+    if not isinstance(items, list):
+        raise ValueError("model_value: must hold a list of items")
+    return [_item_from(item) for item in items]  # pyright: ignore[reportUnknownVariableType]
 
 
-def _item_from(item: dict[str, Any]) -> Any:
-    if item.get("type") == "raw":
-        return item["value"]
-    return content_from_data(item)
+def _item_from(item: Any) -> Any:
+    if not isinstance(item, dict):
+        raise ValueError("model_value: every item must be an object")
+    block = cast(dict[str, Any], item)
+    if block.get("type") == "raw":
+        return block["value"]
+    return content_from_data(block)
 
 
 def _encodable(value: Any) -> bool:

@@ -30,7 +30,7 @@ from typing import Any
 from ._callbacks import Allow, CallbackList, Deny, call_callback, callback_name
 from ._content import ContentToolRequest
 from ._errors import ToolRejectError
-from ._redact import describe_error
+from ._redact import safe_description
 from ._telemetry import QUIET, Observer
 from ._tool_result import ContentToolResult, failed, refused, rejected
 from ._tools import ArgumentError, Tool, ToolBuiltIn
@@ -177,7 +177,7 @@ def _callback_failed(
     request: ContentToolRequest, kind: str, callback: Callable[..., Any], error: Exception
 ) -> ContentToolResult:
     return failed(
-        request, f"{kind} callback `{callback_name(callback)}` failed: {describe_error(error)}"
+        request, f"{kind} callback `{callback_name(callback)}` failed: {safe_description(error)}"
     )
 
 
@@ -367,7 +367,9 @@ async def _observe(result: ContentToolResult, ctx: ToolContext) -> ContentToolRe
         try:
             await call_callback(callback, result, ctx.pool)
         except Exception as e:
-            why = f"on_tool_result callback `{callback_name(callback)}` failed: {describe_error(e)}"
+            why = (
+                f"on_tool_result callback `{callback_name(callback)}` failed: {safe_description(e)}"
+            )
             if result.outcome != "success":  # nothing ran that a retry could repeat
                 warnings.warn(
                     f"{why} (the result stays {result.outcome})", UserWarning, stacklevel=2

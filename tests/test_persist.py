@@ -85,7 +85,7 @@ def test_a_loaded_chat_sends_the_same_next_request_byte_for_byte(
     table, error, cut = results_of(chat)
     assert error.is_exception and cut.is_truncated and "Lima" in table.get_model_value()
     chat.save(tmp_path / "chat.json")
-    loaded = Chat.load(tmp_path / "chat.json", TOOLS, api_key=TEST_KEY)
+    loaded = Chat.load(tmp_path / "chat.json", TOOLS, api_key=TEST_KEY, base_url=server.url)
     chat.chat("Once more", echo="none")
     loaded.chat("Once more", echo="none")
     original, restored = [r for r in server.requests if r.path == "/v1/messages"][2:4]
@@ -132,7 +132,7 @@ def test_pydantic_numpy_and_image_results_load_and_send_the_same_request(
     chat.chat("Go", echo="none")
     assert [r.outcome for r in results_of(chat)] == ["success"] * 3
     chat.save(tmp_path / "chat.json")
-    loaded = Chat.load(tmp_path / "chat.json", tools, api_key=TEST_KEY)
+    loaded = Chat.load(tmp_path / "chat.json", tools, api_key=TEST_KEY, base_url=server.url)
     chat.chat("Next", echo="none")
     loaded.chat("Next", echo="none")
     original, restored = [r for r in server.requests if r.path == "/v1/messages"][2:4]
@@ -147,7 +147,7 @@ def test_a_loaded_chat_has_the_same_turns_run_and_settings(
     chat.save(tmp_path / "chat.json")
     loaded = Chat.load(tmp_path / "chat.json", TOOLS, api_key=TEST_KEY)
     assert to_json(loaded.get_turns()) == to_json(chat.get_turns())
-    assert loaded.run_id == chat.run_id and loaded.system_prompt == "Be terse."
+    assert loaded.parent_runs == (chat.run_id,) and loaded.system_prompt == "Be terse."
     assert loaded.provider.model == chat.provider.model
     assert loaded.options == chat.options and loaded._params == {"temperature": 0.25}
     assert loaded._history.last_sequence == 3
@@ -249,7 +249,7 @@ def test_load_puts_the_tools_in_their_saved_order(
     assert [t.name for t in loaded.get_tools()] == ["frame", "boom", "long_text"]
 
 
-def test_a_loaded_chat_continues_the_runs_sequence_numbers_in_the_store(
+def test_a_loaded_chat_continues_the_sequence_numbers_in_a_run_of_its_own(
     serve: Callable[..., Any], tmp_path: Path
 ) -> None:
     server = serve([Reply.tool_call("boom", {"city": c}) for c in "AB"] + [Reply.text("ok")] * 2)
@@ -259,15 +259,15 @@ def test_a_loaded_chat_continues_the_runs_sequence_numbers_in_the_store(
     chat.save(tmp_path / "chat.json")
     server.backend.model.add(Reply.tool_call("boom", {"city": "C"}), Reply.text("ok"))
     store = SqliteStore(tmp_path / "r.db")
-    loaded = Chat.load(tmp_path / "chat.json", [boom], store=store, tenant_id="acme")
+    loaded = Chat.load(
+        tmp_path / "chat.json", [boom], base_url=server.url, store=store, tenant_id="acme"
+    )
     loaded.chat("More", echo="none")  # served the spare "ok"
     loaded.chat("And more", echo="none")
-    records = store.list("acme", chat.run_id)
-    assert [(r.sequence, r.tool_call_id) for r in records] == [
-        (1, "toolu_0001"),
-        (2, "toolu_0002"),
-        (3, "toolu_0003"),
-    ]
+    saved = [(r.sequence, r.tool_call_id) for r in store.list("acme", chat.run_id)]
+    added = [(r.sequence, r.tool_call_id) for r in store.list("acme", loaded.run_id)]
+    assert saved == [(1, "toolu_0001"), (2, "toolu_0002")] and added == [(3, "toolu_0003")]
+    assert loaded.parent_runs == (chat.run_id,)
 
 
 def document() -> Any:
@@ -293,7 +293,7 @@ def test_a_pending_expansion_is_not_saved_so_the_full_content_is_sent(
     assert results_of(chat)[0].message_expansion is not None
     chat.save(tmp_path / "chat.json")
     assert b"Use it." not in (tmp_path / "chat.json").read_bytes()
-    loaded = Chat.load(tmp_path / "chat.json", [document], api_key=TEST_KEY)
+    loaded = Chat.load(tmp_path / "chat.json", [document], api_key=TEST_KEY, base_url=server.url)
     loaded.chat("Next", echo="none")
     messages = server.message_requests()[-1]["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
@@ -416,7 +416,9 @@ def test_a_damaged_turn_is_refused_naming_the_file(saved: Path) -> None:
     data = orjson.loads(saved.read_bytes())
     del data["turns"]["turns"][0]["role"]
     saved.write_bytes(orjson.dumps(data))
-    with pytest.raises(PersistenceError, match=r"chat\.json: a turn could not be read: KeyError"):
+    with pytest.raises(
+        PersistenceError, match=r"chat\.json: a turn could not be read: turns\.turns\[0\]\.role"
+    ):
         Chat.load(saved, TOOLS)
 
 

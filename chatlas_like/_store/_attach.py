@@ -7,21 +7,24 @@ fails does not stop the conversation: it warns (:class:`StoreWarning`) and the
 results go on without paging.
 
 With paging on, the chat also offers the model ``read_tool_result(sequence, offset)``,
-which reads a byte range of a stored result of the same run and tenant, sized to fit
-the chat's ``max_result_bytes``.
+which reads a byte range of a stored result of the same tenant, sized to fit the
+chat's ``max_result_bytes``: from the chat's own run, or from a run it was loaded or
+copied from, and only a result whose tool call the chat's history answers. A chat
+file that names someone else's run can therefore not read it.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from .._finalize import READ_MORE_TOOL, WholeResult
+from .._redact import safe_description
 from .._telemetry import store_failed
 from .._tools import Tool
 from .._utf8 import cut_to_bytes, utf8_length
-from ._protocol import StoreWarning, ToolResultStore
+from ._protocol import StoredRange, StoreWarning, ToolResultStore
 from ._record import ToolResultRecord
 
 __all__ = ["StoreAttachment"]
@@ -52,7 +55,7 @@ class StoreAttachment:
             store_failed(run_id, [r.sequence for r in records], e)
             warnings.warn(
                 f"tool results {records[0].sequence}-{records[-1].sequence} of run {run_id} "
-                f"were not stored: {type(e).__name__}: {e}",
+                f"were not stored: {safe_description(e)}",
                 StoreWarning,
                 stacklevel=2,
             )
@@ -77,9 +80,23 @@ class StoreAttachment:
             tenant_id=self.tenant_id,
         )
 
-    def paging_tool(self, run_id: Callable[[], str], page_bytes: Callable[[], int]) -> Tool:
-        """The ``read_tool_result`` tool for the run ``run_id()`` names."""
+    def paging_tool(
+        self,
+        runs: Callable[[], Sequence[str]],
+        answered: Callable[[], Collection[str]],
+        page_bytes: Callable[[], int],
+    ) -> Tool:
+        """The ``read_tool_result`` tool: reads the runs ``runs()`` names (the chat's own
+        first), only results whose tool call id is among ``answered()``."""
         store, tenant_id = self.store, self.tenant_id
+
+        def find(sequence: int, offset: int, length: int) -> StoredRange | None:
+            ours = answered()
+            for run in runs():
+                found = store.get_range(tenant_id, run, sequence, offset, length)
+                if found is not None and found.tool_call_id in ours:
+                    return found
+            return None
 
         def read_tool_result(sequence: int, offset: int = 0) -> str:
             """Read more of a tool result that was cut short.
@@ -97,7 +114,7 @@ class StoreAttachment:
             if offset < 0:
                 raise ValueError("offset must be 0 or more")
             length = max(1, page_bytes() - _HEADER_ROOM)
-            found = store.get_range(tenant_id, run_id(), sequence, offset, length)
+            found = find(sequence, offset, length)
             if found is None:
                 raise ValueError(f"no stored tool result with sequence {sequence} in this chat")
             if offset >= found.stored_length:

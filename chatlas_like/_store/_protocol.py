@@ -24,12 +24,14 @@ class StoreWarning(UserWarning):
 
 @dataclass(frozen=True, slots=True)
 class StoredRange:
-    """Bytes ``offset`` to ``offset + len(data)`` of a stored result (UTF-8)."""
+    """Bytes ``offset`` to ``offset + len(data)`` of a stored result (UTF-8), and the id
+    of the tool call it answers."""
 
     data: bytes
     offset: int
     stored_length: int
     original_length: int | None
+    tool_call_id: str | None = None
 
 
 @runtime_checkable
@@ -60,6 +62,19 @@ class ToolResultStore(Protocol):
 
     def list(self, tenant_id: str | None, interaction_process_id: str) -> list[ToolResultRecord]:
         """The run's records of this tenant, by sequence."""
+        ...
+
+    def list_page(
+        self,
+        tenant_id: str | None,
+        interaction_process_id: str,
+        *,
+        after: int = 0,
+        limit: int,
+        with_result: bool = True,
+    ) -> list[ToolResultRecord]:
+        """Up to ``limit`` of the run's records with a sequence above ``after``, by
+        sequence; without ``with_result`` their ``result`` is None (not read at all)."""
         ...
 
     def get_range(

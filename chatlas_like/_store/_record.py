@@ -7,12 +7,22 @@ UTC with millisecond precision, written as RFC 3339 (``2025-01-02T03:04:05.678Z`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["FIELDS", "ToolResultRecord", "format_timestamp", "now_ms", "parse_timestamp"]
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+__all__ = [
+    "FIELDS",
+    "ToolResultRecord",
+    "check_run_id",
+    "format_timestamp",
+    "now_ms",
+    "parse_timestamp",
+]
 
 FIELDS: tuple[tuple[str, str], ...] = (
     ("interaction_process_id", "interactionProcessId"),
@@ -106,6 +116,19 @@ class ToolResultRecord:
         values["is_truncated"] = bool(values["is_truncated"])
         values["is_error"] = bool(values["is_error"])
         return cls(**values)
+
+
+def check_run_id(run_id: str) -> None:
+    """Refuse a run id that is not a canonical UUID (lower-case, hyphenated).
+
+    Every backend refuses it when writing: SQLite would keep any text, which the read
+    API (that looks runs up by canonical UUID) could then never serve.
+    """
+    if not (isinstance(run_id, str) and _CANONICAL_UUID.fullmatch(run_id)):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(
+            f"interaction_process_id must be a canonical UUID (lower-case, with hyphens, "
+            f"as str(uuid.uuid4()) writes it), got {run_id!r}"
+        )
 
 
 def now_ms() -> datetime:

@@ -6,19 +6,28 @@ transaction holding an advisory lock, so processes starting together create it o
 Ids are ``uuid`` columns and dates ``timestamptz``; a tenant of None is kept as ``''``
 so that it takes part in the key. PostgreSQL text cannot hold NUL characters: a result
 containing one fails to write (the chat warns and carries on).
+
+A server that is down must not stall every tool round: a connection is waited for
+``wait_seconds`` at most, and after a failure to connect every operation fails at once
+(``StoreError`` saying it is not waiting) for ``retry_after`` seconds; the first
+operation after that tries again, and the store works again as soon as the server
+answers. A chat attached to the store warns once per round meanwhile and carries on.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from .._redact import scrub
 from ._protocol import SCHEMA_VERSION, StoredRange, StoreError
-from ._record import ToolResultRecord, now_ms
+from ._record import ToolResultRecord, check_run_id, now_ms
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -30,6 +39,7 @@ _COLUMNS = (
     "interaction_process_id, sequence, tool_call_id, result, stored_length, original_length, "
     "is_truncated, is_error, tenant_id, id, date_created, date_updated"
 )
+_META_COLUMNS = _COLUMNS.replace(" result,", " NULL,")  # a listing without the bodies
 _SCHEMA = """
 CREATE TABLE tool_results (
     interaction_process_id uuid NOT NULL,
@@ -76,6 +86,11 @@ class PostgresStore:
         :meth:`close`).
     min_size, max_size
         Size of the pool made from ``conninfo``.
+    wait_seconds
+        How long one operation waits for a connection (and for the pool to open).
+    retry_after
+        After a failure to connect, seconds during which operations fail at once
+        instead of waiting again; then the next one tries.
     """
 
     def __init__(
@@ -85,15 +100,21 @@ class PostgresStore:
         pool: ConnectionPool[Any] | None = None,
         min_size: int = 1,
         max_size: int = 4,
+        wait_seconds: float = 5.0,
+        retry_after: float = 10.0,
     ) -> None:
         if (conninfo is None) == (pool is None):
             raise ValueError("give exactly one of conninfo and pool")
         self.conninfo = conninfo
+        self.wait_seconds = wait_seconds
+        self.retry_after = retry_after
         self._pool: ConnectionPool[Any] | None = pool
         self._own_pool = pool is None
         self._sizes = (min_size, max_size)
         self._ready = False
         self._lock = threading.Lock()
+        self._down_until = 0.0  # monotonic time until which a failure is not retried
+        self._down_error = ""
 
     def __repr__(self) -> str:
         return "PostgresStore(...)"  # the connection string may hold a password
@@ -142,6 +163,27 @@ class PostgresStore:
             ).fetchall()
         return [_record(row) for row in rows]
 
+    def list_page(
+        self,
+        tenant_id: str | None,
+        interaction_process_id: str,
+        *,
+        after: int = 0,
+        limit: int,
+        with_result: bool = True,
+    ) -> list[ToolResultRecord]:
+        run = _uuid(interaction_process_id)
+        if run is None:
+            return []
+        columns = _COLUMNS if with_result else _META_COLUMNS
+        with self._connection() as conn:
+            rows = conn.execute(
+                f"SELECT {columns} FROM tool_results WHERE {_KEY} AND sequence > %s "
+                "ORDER BY sequence LIMIT %s",
+                (tenant_id or "", run, after, limit),
+            ).fetchall()
+        return [_record(row) for row in rows]
+
     def get_range(
         self,
         tenant_id: str | None,
@@ -156,12 +198,12 @@ class PostgresStore:
         with self._connection() as conn:
             row = conn.execute(
                 "SELECT substring(convert_to(result, 'UTF8') FROM %s FOR %s), stored_length, "
-                f"original_length FROM tool_results WHERE {_KEY} AND sequence = %s",
+                f"original_length, tool_call_id FROM tool_results WHERE {_KEY} AND sequence = %s",
                 (offset + 1, length, tenant_id or "", run, sequence),
             ).fetchone()
         if row is None:
             return None
-        return StoredRange(bytes(row[0] or b""), offset, row[1] or 0, row[2])
+        return StoredRange(bytes(row[0] or b""), offset, row[1] or 0, row[2], row[3])
 
     def close(self) -> None:
         with self._lock:
@@ -172,8 +214,26 @@ class PostgresStore:
 
     # -- the pool and the schema -----------------------------------------------------------
 
-    def _connection(self) -> Any:
-        return self._open().connection()
+    @contextmanager
+    def _connection(self) -> Generator[Any]:
+        """A pooled connection, or a :class:`StoreError` (at once while the server is
+        known to be down; see the module docstring)."""
+        from psycopg import OperationalError
+        from psycopg_pool import PoolTimeout
+
+        wait = self._down_until - time.monotonic()
+        if wait > 0:
+            raise StoreError(
+                f"the PostgreSQL store is unreachable ({self._down_error}); not waiting: "
+                f"the next try is in {wait:.0f} s"
+            )
+        try:
+            with self._open().connection(timeout=self.wait_seconds) as conn:
+                yield conn
+        except (OperationalError, PoolTimeout) as e:
+            self._down_error = scrub(f"{type(e).__name__}: {e}")
+            self._down_until = time.monotonic() + self.retry_after
+            raise StoreError(f"the PostgreSQL store is unreachable: {self._down_error}") from e
 
     def _open(self) -> ConnectionPool[Any]:
         with self._lock:
@@ -186,16 +246,22 @@ class PostgresStore:
                     self.conninfo,
                     min_size=min_size,
                     max_size=max_size,
-                    kwargs={"autocommit": True},
+                    kwargs={
+                        "autocommit": True,
+                        "connect_timeout": max(2, round(self.wait_seconds)),
+                    },
                     open=False,
                 )
                 try:
-                    self._pool.open(wait=True, timeout=30)
+                    self._pool.open(wait=True, timeout=self.wait_seconds)
                 except Exception as e:
+                    self._pool.close()
                     self._pool = None
+                    self._down_error = scrub(f"{type(e).__name__}: {e}")
+                    self._down_until = time.monotonic() + self.retry_after
                     raise StoreError(f"cannot connect to the PostgreSQL store: {e}") from e
             if not self._ready:
-                with self._pool.connection() as conn:
+                with self._pool.connection(timeout=self.wait_seconds) as conn:
                     _ensure_schema(conn)
                 self._ready = True
             return self._pool
@@ -219,6 +285,7 @@ def _ensure_schema(conn: Any) -> None:
 
 
 def _row(record: ToolResultRecord, now: datetime) -> tuple[Any, ...]:
+    check_run_id(record.interaction_process_id)  # uuid.UUID() would take other spellings
     return (
         uuid.UUID(record.interaction_process_id),
         record.sequence,

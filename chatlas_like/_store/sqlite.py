@@ -6,6 +6,11 @@ process's write lock instead of failing. Each write is one transaction; ``write_
 puts a batch in one. ``synchronous=NORMAL`` (the usual WAL setting) keeps the file
 intact if a process or the machine dies; a machine crash may lose the last commits.
 
+A file deleted (or replaced) while the store has it open would go on taking writes
+into the unlinked file, lost to everyone: each write first checks that the path still
+names the file that was opened, and otherwise warns (:class:`StoreWarning`), lets the
+old file go and writes to a new one at the path.
+
 Timestamps are kept as integer milliseconds since the Unix epoch (UTC), so a rewrite
 can move ``date_updated`` forward by at least one millisecond in SQL; a tenant of None
 is kept as ``''`` so that it takes part in the key (SQL's NULLs never conflict).
@@ -17,6 +22,7 @@ import os
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -24,8 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._protocol import SCHEMA_VERSION, StoredRange, StoreError
-from ._record import ToolResultRecord, now_ms
+from ._protocol import SCHEMA_VERSION, StoredRange, StoreError, StoreWarning
+from ._record import ToolResultRecord, check_run_id, now_ms
 
 if TYPE_CHECKING:
     import sqlite3
@@ -37,6 +43,7 @@ _COLUMNS = (
     "interaction_process_id, sequence, tool_call_id, result, stored_length, original_length, "
     "is_truncated, is_error, tenant_id, id, date_created, date_updated"
 )
+_META_COLUMNS = _COLUMNS.replace(" result,", " NULL,")  # a listing without the bodies
 _SCHEMA = """
 CREATE TABLE tool_results (
     interaction_process_id TEXT NOT NULL,
@@ -84,6 +91,7 @@ class SqliteStore:
         self.timeout = timeout
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._file: tuple[int, int] | None = None  # (device, inode) of the file opened
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.path)!r})"
@@ -92,6 +100,7 @@ class SqliteStore:
 
     def write(self, record: ToolResultRecord) -> ToolResultRecord:
         with self._lock:
+            self._check_file()
             row = (
                 self._connection()
                 .execute(
@@ -107,6 +116,7 @@ class SqliteStore:
         if not rows:
             return
         with self._lock:
+            self._check_file()
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -144,6 +154,28 @@ class SqliteStore:
             )
         return [_record(row) for row in rows]
 
+    def list_page(
+        self,
+        tenant_id: str | None,
+        interaction_process_id: str,
+        *,
+        after: int = 0,
+        limit: int,
+        with_result: bool = True,
+    ) -> list[ToolResultRecord]:
+        columns = _COLUMNS if with_result else _META_COLUMNS
+        with self._lock:
+            rows = (
+                self._connection()
+                .execute(
+                    f"SELECT {columns} FROM tool_results WHERE {_KEY} AND sequence > ? "
+                    "ORDER BY sequence LIMIT ?",
+                    (tenant_id or "", interaction_process_id, after, limit),
+                )
+                .fetchall()
+            )
+        return [_record(row) for row in rows]
+
     def get_range(
         self,
         tenant_id: str | None,
@@ -156,15 +188,15 @@ class SqliteStore:
             row = (
                 self._connection()
                 .execute(
-                    "SELECT substr(CAST(result AS BLOB), ?, ?), stored_length, original_length "
-                    f"FROM tool_results WHERE {_KEY} AND sequence = ?",
+                    "SELECT substr(CAST(result AS BLOB), ?, ?), stored_length, original_length, "
+                    f"tool_call_id FROM tool_results WHERE {_KEY} AND sequence = ?",
                     (offset + 1, length, tenant_id or "", interaction_process_id, sequence),
                 )
                 .fetchone()
             )
         if row is None:
             return None
-        return StoredRange(bytes(row[0] or b""), offset, row[1] or 0, row[2])
+        return StoredRange(bytes(row[0] or b""), offset, row[1] or 0, row[2], row[3])
 
     def close(self) -> None:
         with self._lock:
@@ -174,6 +206,28 @@ class SqliteStore:
 
     # -- the connection and the schema -----------------------------------------------------
 
+    def _check_file(self) -> None:
+        """Warn and start over when the file opened is no longer the one at the path.
+
+        One ``stat`` per write (not per record): the price of never writing into a file
+        that was deleted under us.
+        """
+        if self._conn is None or self._file is None:
+            return
+        now = _identity(self.path)
+        if now == self._file:
+            return
+        what = "deleted" if now is None else "replaced by another file"
+        warnings.warn(
+            f"the tool-result store file {self.path.name} was {what} while in use: results "
+            f"written to it before are gone from {self.path.name}; writing to "
+            f"{'a new file' if now is None else 'the file now'} there",
+            StoreWarning,
+            stacklevel=3,
+        )
+        self._conn.close()  # lets the unlinked file (and its WAL) go
+        self._conn = None
+
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             import sqlite3
@@ -182,6 +236,7 @@ class SqliteStore:
             while True:
                 try:
                     self._conn = self._open(sqlite3)
+                    self._file = _identity(self.path)
                     break
                 except sqlite3.OperationalError as e:
                     # Switching a new file to WAL needs it alone for a moment; SQLite
@@ -207,6 +262,14 @@ class SqliteStore:
             conn.close()
             raise
         return conn
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (found.st_dev, found.st_ino)
 
 
 def _ensure_schema(conn: sqlite3.Connection) -> None:
@@ -242,6 +305,7 @@ def _schema_version(conn: sqlite3.Connection) -> int | None:
 
 
 def _row(record: ToolResultRecord, now: datetime) -> tuple[Any, ...]:
+    check_run_id(record.interaction_process_id)
     ms = _to_ms(now)
     return (
         record.interaction_process_id,

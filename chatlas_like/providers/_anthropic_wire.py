@@ -4,7 +4,10 @@
 message (tool results first, as the API requires); blank text blocks are dropped (the
 API rejects them); blocks kept as received (thinking, server tools, unknown types) go
 back unchanged; each turn's message is cached on the turn, so a long conversation is
-not re-translated on every call.
+not re-translated on every call. A model's text block over ``MAX_SENT_TEXT_BYTES`` is
+sent back cut, on a character boundary, with a notice (the history keeps it whole): an
+enormous answer from a broken endpoint would otherwise make every later request too
+large for the API.
 
 ``AnthropicAccumulator``: stream events to an assistant turn. A non-streamed response
 is replayed as the same events (``message_events``), so both kinds of response take
@@ -50,9 +53,11 @@ from .._structured import (
 from .._tool_result import ContentToolResult
 from .._tools import Tool, ToolBuiltIn
 from .._turn import AssistantTurn, Turn, Usage
+from .._utf8 import cut_to_bytes, utf8_length
 from ._base import RequestSpec
 
 __all__ = [
+    "MAX_SENT_TEXT_BYTES",
     "AnthropicAccumulator",
     "MessageCache",
     "SSEDecoder",
@@ -65,6 +70,8 @@ __all__ = [
     "tool_definition",
 ]
 
+# A model's answer of up to 128k tokens is well under this; only a runaway one is cut.
+MAX_SENT_TEXT_BYTES = 2_000_000
 _CACHE_TTLS = ("5m", "1h")
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
 _TEXT_APPLICATION_TYPES = frozenset(
@@ -237,9 +244,29 @@ def _turn_message(turn: Turn) -> dict[str, Any]:
     blocks = [b for b in (content_block(c) for c in turn.contents) if b is not None]
     if turn.role == "user":
         blocks = _tool_results_first(blocks)
+    else:
+        blocks = [_sized_text(b) for b in blocks]
     message = {"role": turn.role, "content": blocks}
     turn._wire = message
     return message
+
+
+def _sized_text(block: dict[str, Any]) -> dict[str, Any]:
+    """A model's text block as sent back: over ``MAX_SENT_TEXT_BYTES``, cut with a notice."""
+    text = block.get("text")
+    if block.get("type") != "text" or not isinstance(text, str):
+        return block
+    if len(text) * 4 <= MAX_SENT_TEXT_BYTES:  # cannot be over, whatever its characters
+        return block
+    size = utf8_length(text)
+    if size <= MAX_SENT_TEXT_BYTES:
+        return block
+    notice = (
+        f"\n[cut: this answer was {size:,} bytes; only its first part is sent back, "
+        "the rest is kept in the chat's history]"
+    )
+    kept = cut_to_bytes(text, MAX_SENT_TEXT_BYTES - utf8_length(notice))
+    return {**block, "text": kept + notice}
 
 
 def _tool_results_first(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:

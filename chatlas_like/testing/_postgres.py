@@ -64,13 +64,25 @@ class TemporaryPostgres:
         data = self.directory / "data"
         self._run("initdb", "-D", str(data), "--auth=trust", "-U", "postgres", "-E", "UTF8")
         self.port = _free_port()
+        self.resume()
+        return self
+
+    def pause(self) -> None:
+        """Stop the server, keeping its data and port (:meth:`resume` starts it again):
+        a store outage, for tests."""
+        assert self.directory is not None, "start() the server first"
+        self._run("pg_ctl", "-D", str(self.directory / "data"), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        """Start the server (again) on its port."""
+        assert self.directory is not None, "start() the server first"
         options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.directory}"
         if not self.fsync:
             options += " -c fsync=off"
         self._run(
             "pg_ctl",
             "-D",
-            str(data),
+            str(self.directory / "data"),
             "-o",
             options,
             "-l",
@@ -78,7 +90,6 @@ class TemporaryPostgres:
             "-w",
             "start",
         )
-        return self
 
     def url(self, database: str = "postgres") -> str:
         """A connection URL for ``database`` as the ``postgres`` superuser."""

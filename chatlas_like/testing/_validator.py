@@ -4,7 +4,8 @@ Consecutive messages of one role are merged first (the API does so); then each r
 may reject the request with Anthropic's error shape. Add a rule by appending a function
 ``(body, messages) -> str | None`` to ``RULES``.
 
-Besides the conversation's shape, the rules cover extended thinking (signed thinking
+Besides the conversation's shape (tool-use ids unique across the request, each
+answered once, results first), the rules cover extended thinking (signed thinking
 blocks, sent back in a tool loop; no forced tool; a budget below ``max_tokens``),
 structured outputs (every object in the schema closed, no numeric or length
 constraints) and server tool options. The token-count endpoint applies the same rules,
@@ -77,6 +78,20 @@ def _no_empty_text(_: dict[str, Any], messages: list[dict[str, Any]]) -> str | N
         for j, block in enumerate(message["content"]):
             if block.get("type") == "text" and not str(block.get("text", "")).strip():
                 return f"messages.{i}.content.{j}: text content blocks must contain non-whitespace text"
+    return None
+
+
+def _tool_use_ids_unique(_: dict[str, Any], messages: list[dict[str, Any]]) -> str | None:
+    seen: set[Any] = set()
+    for i, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        for j, block in enumerate(message["content"]):
+            if block.get("type") not in ("tool_use", "server_tool_use"):
+                continue
+            if block.get("id") in seen:
+                return f"messages.{i}.content.{j}: `tool_use` ids must be unique"
+            seen.add(block.get("id"))
     return None
 
 
@@ -259,6 +274,7 @@ RULES: list[Rule] = [
     _roles,
     _non_empty,
     _no_empty_text,
+    _tool_use_ids_unique,
     _tool_results_answer_tool_uses,
     _tool_results_follow_tool_uses,
     _server_tool_pending,
