@@ -55,6 +55,8 @@ ROWS = (
     "echo",
     "parallel_tools",
     "big_result",
+    "parallel_chat",
+    "shared_store",
 )
 # Scripts written separately; run as subprocesses when present, their JSON merged.
 EXTERNAL_SCRIPTS = ("bench_format", "bench_store")
