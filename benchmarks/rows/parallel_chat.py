@@ -110,7 +110,7 @@ def _run_side(side: str, url: str, count: int) -> dict[str, Any]:
 
 def run(ctx: Context) -> list[Line]:
     count = ctx.size(1000, 60)
-    runs = ctx.n(3, 1)
+    runs = ctx.n(2, 1)
     samples: dict[str, list[dict[str, Any]]] = {"ours": [], "floor": []}
     for i in range(runs):
         for side in ("ours", "floor") if i % 2 == 0 else ("floor", "ours"):
