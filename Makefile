@@ -1,26 +1,36 @@
 # make demo: the main job on a fresh machine (no API key needed).
-# make test: lint, type-check and the whole test suite, installing what they need.
+# make test: lint, type-check, the whole test suite, the docs and the floor smoke run,
+# installing what they need.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-HASH := $(shell sha256sum pyproject.toml | cut -c1-16)
+# pyproject.toml declares the ranges users get; constraints.txt the exact versions tested.
+# A change to either reinstalls (the stamps are keyed on both).
+HASH := $(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 DEMO_STAMP := $(VENV)/.stamp-demo-$(HASH)
 DEV_STAMP := $(VENV)/.stamp-dev-$(HASH)
-KERNEL := $(VENV)/share/jupyter/kernels/chatlas-like/kernel.json
+KERNEL_STAMP := $(VENV)/.stamp-kernel-$(HASH)
+# An editable install makes setuptools print a note ("Editable installation ... folders
+# with the same name as your package") that asks nothing of the user: silence that one.
+QUIET_BUILD := PYTHONWARNINGS="ignore:Editable installation:UserWarning"
+# The floors: the core and [demo] at the lowest versions pyproject.toml allows.
+FLOOR := .venv-floor
+FLOOR_HASH := $(shell $(PYTHON) scripts/floors.py pins | sha256sum | cut -c1-16)
+FLOOR_STAMP := $(FLOOR)/.stamp-$(FLOOR_HASH)
 
-.PHONY: demo test lint typecheck pytest docs bench system-deps clean
+.PHONY: demo test lint typecheck pytest docs floor-smoke bench system-deps clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-$(DEMO_STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[demo]'
+$(DEMO_STAMP): pyproject.toml constraints.txt | $(PY)
+	$(QUIET_BUILD) $(PY) -m pip install -q -c constraints.txt -e '.[demo]'
 	touch $@
 
-$(DEV_STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[dev]'
+$(DEV_STAMP): pyproject.toml constraints.txt | $(PY)
+	$(QUIET_BUILD) $(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	touch $@ $(DEMO_STAMP)
 
 demo: $(DEMO_STAMP)
@@ -36,21 +46,35 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(VENV)/bin/basedpyright
 
-# The Jupyter kernel the notebook tests run: the venv's own interpreter.
-$(KERNEL): $(DEV_STAMP)
-	$(PY) -m ipykernel install --sys-prefix --name chatlas-like --display-name "chatlas_like (.venv)" >/dev/null
+# The stock `python3` kernelspec, inside the venv (--sys-prefix): the venv's nbclient
+# finds it before any system kernel, so the notebooks run on the venv's interpreter.
+# (ipykernel's wheel ships a python3 spec that runs a bare `python`: this replaces it.)
+$(KERNEL_STAMP): $(DEV_STAMP)
+	$(PY) -m ipykernel install --sys-prefix >/dev/null
+	touch $@
 
-pytest: $(DEV_STAMP) $(KERNEL) system-deps
+pytest: $(DEV_STAMP) $(KERNEL_STAMP) system-deps
 	$(PY) -m pytest -rs
 
 # The documentation site, built offline; any warning fails it.
 docs: $(DEV_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
-test: lint typecheck pytest docs
+# A venv of its own with every floor installed exactly: import, demo, one tool round.
+$(FLOOR_STAMP):
+	rm -rf $(FLOOR)
+	$(PYTHON) -m venv $(FLOOR)
+	$(PYTHON) scripts/floors.py pins > $(FLOOR)/floors.txt
+	$(QUIET_BUILD) $(FLOOR)/bin/python -m pip install -q -c $(FLOOR)/floors.txt -e '.[demo]'
+	touch $@
+
+floor-smoke: $(FLOOR_STAMP)
+	$(FLOOR)/bin/python scripts/floors.py smoke
+
+test: lint typecheck pytest docs floor-smoke
 
 bench: $(DEV_STAMP)
 	$(PY) -m benchmarks.run
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache site
+	rm -rf $(VENV) $(FLOOR) .pytest_cache .ruff_cache site

@@ -54,6 +54,7 @@ class Context:
     chatlas_python: Path | None = None
     results: Path = Path("benchmarks/results")
     samples: int | None = None  # overrides every row's sample count (the smoke test uses 1)
+    tracer_provider: bool = False  # row 3 adds ours with a tracer provider (--tracer-provider)
     notes: list[str] = field(default_factory=lambda: [])
 
     def log(self, message: str) -> None:

@@ -17,6 +17,8 @@ Prints one table and writes ``benchmarks/results/latest.json``. Options::
     --no-external      skip benchmarks/bench_format.py and bench_store.py
     --profile ROW      profile our side of ROW under cProfile (all threads) into results/
     --samples N        every row takes N samples (the smoke test uses 1)
+    --tracer-provider  row 3 also runs ours with an OpenTelemetry tracer provider
+                       installed, interleaved with ours without (the tracing overhead)
     --json PATH        where to write the JSON (default benchmarks/results/latest.json)
 
 Other scripts (``bench_format.py``, ``bench_store.py``) are run when present; see
@@ -96,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-external", action="store_true")
     parser.add_argument("--profile", action="append", default=[], metavar="ROW")
     parser.add_argument("--samples", type=int, default=None)
+    parser.add_argument("--tracer-provider", action="store_true")
     parser.add_argument("--json", type=Path, default=RESULTS / "latest.json")
     return parser
 
@@ -115,6 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         chatlas=not args.no_chatlas,
         external=external if args.only or args.no_external else list(EXTERNAL_SCRIPTS),
         samples=args.samples,
+        tracer_provider=args.tracer_provider,
     )
     report["meta"]["wall_s"] = round(time.perf_counter() - started, 1)
     print(format_table(report))
@@ -146,6 +150,7 @@ def run_rows(
     chatlas: bool,
     external: Sequence[str] = EXTERNAL_SCRIPTS,
     samples: int | None = None,
+    tracer_provider: bool = False,
 ) -> dict[str, Any]:
     """Run ``rows`` (and the external scripts); the report as a JSON-able dict."""
     from ._chatlas_env import ensure_chatlas_venv
@@ -172,6 +177,7 @@ def run_rows(
                 chatlas_python=chatlas_python,
                 results=RESULTS,
                 samples=samples,
+                tracer_provider=tracer_provider,
             )
             for name in rows:
                 module = _row_module(name)

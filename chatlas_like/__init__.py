@@ -8,8 +8,10 @@ access too.
 
 from typing import TYPE_CHECKING, Any
 
+from . import _display as _display  # fills the table content types render through
 from ._callbacks import Allow, Deny
 from ._chat import Chat, ChatResponse, ChatResponseAsync, ChatStream
+from ._chat_anthropic import ChatAnthropic
 from ._content import (
     Content,
     ContentCitation,
@@ -38,6 +40,7 @@ from ._errors import (
     ChatlasLikeError,
     ExpansionError,
     HistoryError,
+    McpServerError,
     NotFoundError,
     OverloadedError,
     PermissionDeniedError,
@@ -61,7 +64,6 @@ from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
 from ._turn import AssistantTurn, SystemTurn, TokenUsage, Turn, UserTurn
 from .providers import Provider
-from .providers._anthropic import ChatAnthropic
 
 __version__ = "0.1.0"
 
@@ -104,6 +106,7 @@ __all__ = [
     "ExpansionWarning",
     "FileManager",
     "HistoryError",
+    "McpServerError",
     "MessageExpansion",
     "ModelUsage",
     "NotFoundError",
@@ -227,6 +230,11 @@ _LAZY: dict[str, str] = {
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
+        from ._not_here import not_here
+
+        missing = not_here(name)  # chatlas's other providers: say what to use instead
+        if missing is not None:
+            raise missing
         raise AttributeError(f"module 'chatlas_like' has no attribute {name!r}")
     import importlib
 

@@ -38,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(args.db, args.keys, host=args.host, port=args.port)
 
     if args.command == "chat":
-        from ._console import run_chat_command
+        from ._console_command import run_chat_command
 
         return run_chat_command(
             offline=args.offline, model=args.model, system_prompt=args.system_prompt

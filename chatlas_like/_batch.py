@@ -207,7 +207,9 @@ class _BatchJob:
             "model": provider.model,
             "prompts": _digest([repr(t.contents) for t in self.user_turns]),
             "requests": _digest([self._params(provider, t) for t in self.user_turns]),
-            "data_model": None if data_model is None else _digest(closed_schema(data_model)),
+            "data_model": None
+            if data_model is None
+            else _digest(closed_schema(data_model, open_allowed=True)),
         }
         self.batch: dict[str, Any] | None = None
         self.results: list[dict[str, Any]] | None = None

@@ -12,13 +12,14 @@ import asyncio
 import copy as _copy
 import os
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from ._callbacks import CallbackList
 from ._content import Content, ContentToolRequest
 from ._drive import Sender, drive, drive_async
 from ._echo import Echo, make_echo
+from ._echo_options import EchoOptions, echo_options
 from ._expansion import apply_expansions
 from ._finalize import READ_MORE_TOOL, Finalizer
 from ._history import History, answer_dangling
@@ -28,6 +29,7 @@ from ._missing import MISSING, MISSING_TYPE
 from ._options import CallOptions, ChatOptions
 from ._stream_controller import StreamController
 from ._structured import extract_value
+from ._telemetry import QUIET, Observer, observe_call
 from ._tokens import record_usage
 from ._tool_result import ContentToolResult
 from ._tool_runner import ToolContext
@@ -37,9 +39,12 @@ from ._workers import WorkerPool
 from .providers._base import ModelInfo, Provider, RequestSpec
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pydantic import BaseModel
 
     from ._files import FileManager
+    from ._mcp import McpTools
     from ._store import ToolResultStore
     from ._store._attach import StoreAttachment
 
@@ -74,6 +79,10 @@ class Chat:
     paging
         Let the model read past the cut of a long result with the
         ``read_tool_result`` tool (needs a store).
+    kwargs_chat
+        Extra request parameters for every answer (per-call ``kwargs=`` win over
+        them), as in chatlas; kept as :attr:`kwargs_chat`, never saved by :meth:`save`
+        (they may hold headers): pass them to :meth:`load` again.
     **options
         Options from the table in :class:`ChatOptions` (``max_tool_rounds`` ...).
     """
@@ -87,10 +96,13 @@ class Chat:
         store: ToolResultStore | str | os.PathLike[str] | None = None,
         tenant_id: str | None = None,
         paging: bool = False,
+        kwargs_chat: dict[str, Any] | None = None,
         **options: Any,
     ) -> None:
         self.provider = provider
         self.system_prompt = system_prompt
+        self.kwargs_chat: dict[str, Any] = dict(kwargs_chat or {})
+        self._echo_options = EchoOptions()
         self.options = ChatOptions(**options)
         self._history = History()
         self._tools: dict[str, Tool | ToolBuiltIn] = {}
@@ -105,6 +117,8 @@ class Chat:
         self._pool = WorkerPool(keep_idle=self.options.max_concurrency)
         self._limiter = Limiter()
         self._store: StoreAttachment | None = None
+        self._mcp_tools: McpTools | None = None  # MCP sessions, once a server is registered
+        self._conversation_id: str | None = None
         if store is not None:
             self.attach_store(store, tenant_id=tenant_id, paging=paging)
         elif tenant_id is not None or paging:
@@ -119,15 +133,58 @@ class Chat:
         """The id of this conversation's run (keys its results in a tool-result store)."""
         return self._history.run_id
 
-    def get_turns(self, *, include_system_prompt: bool = False) -> list[Turn]:
+    @property
+    def system_prompt(self) -> str | None:
+        """The system prompt (None for none); set it to change later requests."""
+        return self._system_prompt
+
+    @system_prompt.setter
+    def system_prompt(self, value: str | None) -> None:
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"system_prompt must be a string or None, not {type(value).__name__}")
+        self._system_prompt = value
+
+    @property
+    def conversation_id(self) -> str | None:
+        """An id for this conversation, recorded as ``gen_ai.conversation.id`` on its spans.
+
+        For applications that manage conversations (a Shiny session, a ticket): set it
+        and every later span of this chat carries it; None (the default) records none.
+        """
+        return self._conversation_id
+
+    @conversation_id.setter
+    def conversation_id(self, value: str | None) -> None:
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"conversation_id must be a str or None, not {type(value).__name__}")
+        self._conversation_id = value
+
+    def get_turns(
+        self,
+        *,
+        include_system_prompt: bool = False,
+        tool_result_role: Literal["user", "assistant"] = "user",
+    ) -> list[Turn]:
         """The conversation's turns, oldest first.
 
         Parameters
         ----------
         include_system_prompt
             Put the system prompt first, as a :class:`SystemTurn`.
+        tool_result_role
+            ``"user"`` (default): tool results are in user turns, as the model got
+            them. ``"assistant"``: each tool loop reads as one assistant turn, its
+            results merged in (for displays); the history itself is unchanged.
         """
+        if tool_result_role not in ("user", "assistant"):
+            raise ValueError(
+                f"tool_result_role must be 'user' or 'assistant', got {tool_result_role!r}"
+            )
         turns = list(self._history.turns)
+        if tool_result_role == "assistant":
+            from ._turn_groups import tool_results_on_assistant_turns
+
+            turns = tool_results_on_assistant_turns(turns)
         if include_system_prompt and self.system_prompt:
             turns.insert(0, SystemTurn(self.system_prompt))
         return turns
@@ -274,10 +331,14 @@ class Chat:
         force
             Replace a registered tool of the same name instead of raising.
         name, model, annotations, sequential, timeout, max_result_bytes
-            As for :meth:`Tool.from_func` (ignored when ``func`` is a Tool).
+            As for :meth:`Tool.from_func`. With a :class:`Tool`, those given apply to a
+            copy of it (``register_tool(tool, name="x")`` registers it as ``x``), and
+            ``model`` rebuilds it from its function.
         """
-        if isinstance(func, (Tool, ToolBuiltIn)):
-            tool = func
+        if isinstance(func, ToolBuiltIn):
+            tool: Tool | ToolBuiltIn = func
+        elif isinstance(func, Tool):
+            tool = _tool_with(func, name, model, annotations, sequential, timeout, max_result_bytes)
         else:
             tool = Tool.from_func(
                 func,
@@ -296,6 +357,7 @@ class Chat:
 
     def get_tools(self) -> list[Tool | ToolBuiltIn]:
         """The registered tools."""
+        self._sync_mcp_tools()
         return list(self._tools.values())
 
     def set_tools(self, tools: Sequence[Callable[..., Any] | Tool | ToolBuiltIn]) -> None:
@@ -327,6 +389,115 @@ class Chat:
                 self._review = None
 
         return remove
+
+    # -- tools from MCP servers (see docs/mcp.md) --------------------------------------------
+
+    async def register_mcp_tools_stdio_async(
+        self,
+        *,
+        command: str,
+        args: Sequence[str] = (),
+        name: str | None = None,
+        include_tools: Sequence[str] = (),
+        exclude_tools: Sequence[str] = (),
+        namespace: str | None = None,
+        transport_kwargs: dict[str, Any] | None = None,
+        force: bool = False,
+        timeout: float | None = None,
+    ) -> None:
+        """Start an MCP server (``command args``) and register its tools; needs the ``mcp`` extra.
+
+        The session belongs to this chat: :meth:`cleanup_mcp_tools`, :meth:`close` or
+        leaving a ``with`` / ``async with`` block stops the server. A sync chat
+        registers with ``asyncio.run(chat.register_mcp_tools_stdio_async(...))``: the
+        session lives on the chat's private background loop, not the caller's.
+
+        Parameters
+        ----------
+        command
+            The program that runs the server, e.g. ``sys.executable`` or ``"npx"``.
+        args
+            Its arguments, e.g. ``["my_server.py"]``.
+        name
+            The session's name (for :meth:`cleanup_mcp_tools`); the server's own by default.
+        include_tools
+            Register only these of the server's tools (by their MCP names).
+        exclude_tools
+            Register all tools but these (not with ``include_tools``).
+        namespace
+            Put ``namespace_`` in front of each tool's name, to tell servers apart.
+        transport_kwargs
+            Options of the server process (``env``, ``cwd``, ``encoding``...) and
+            ``errlog``, the file its standard error goes to.
+        force
+            Replace registered tools of the same names instead of raising.
+        timeout
+            Seconds one call of these tools may take (else the chat's ``tool_timeout``).
+
+        Raises
+        ------
+        McpServerError
+            The server could not be started, initialised or listed.
+        ValueError
+            A session of that name exists, or tool names clash (see ``namespace``).
+        """
+        from ._mcp import ToolFilter, require_mcp, stdio_connection
+
+        require_mcp()
+        options = _mcp_filter(ToolFilter, include_tools, exclude_tools, namespace, timeout)
+        connection = stdio_connection(command, args, name, transport_kwargs or {})
+        await self._mcp().register(self._tools, connection, options, force)
+
+    async def register_mcp_tools_http_stream_async(
+        self,
+        *,
+        url: str,
+        include_tools: Sequence[str] = (),
+        exclude_tools: Sequence[str] = (),
+        name: str | None = None,
+        namespace: str | None = None,
+        transport_kwargs: dict[str, Any] | None = None,
+        force: bool = False,
+        timeout: float | None = None,
+    ) -> None:
+        """Connect to a running MCP server over streamable HTTP and register its tools.
+
+        As :meth:`register_mcp_tools_stdio_async`, for a server at ``url`` (e.g.
+        ``"http://127.0.0.1:8000/mcp"``); ``transport_kwargs`` are ``headers``,
+        ``auth`` and ``timeout`` for the HTTP client, or ``http_client`` (an
+        ``httpx2.AsyncClient``) and the options of the ``mcp`` package's
+        ``streamable_http_client``. Closing the session ends it on the server, which
+        keeps running.
+        """
+        from ._mcp import ToolFilter, http_connection, require_mcp
+
+        require_mcp()
+        options = _mcp_filter(ToolFilter, include_tools, exclude_tools, namespace, timeout)
+        connection = http_connection(url, name, transport_kwargs or {})
+        await self._mcp().register(self._tools, connection, options, force)
+
+    async def cleanup_mcp_tools(self, names: Sequence[str] | None = None) -> None:
+        """Close MCP sessions and remove their tools.
+
+        Parameters
+        ----------
+        names
+            The sessions to close; all by default. A copy's sessions belong to the chat
+            it was copied from: for a copy this removes the tools and closes nothing.
+        """
+        if self._mcp_tools is not None:
+            await self._mcp_tools.cleanup(self._tools, names)
+
+    def _mcp(self) -> McpTools:
+        if self._mcp_tools is None:
+            from ._mcp import McpTools
+
+            self._mcp_tools = McpTools()
+        return self._mcp_tools
+
+    def _sync_mcp_tools(self) -> None:
+        if self._mcp_tools is not None:  # a server's tools/list_changed, between calls
+            self._mcp_tools.sync(self._tools)
 
     # -- the tool-result store and saving ----------------------------------------------------
 
@@ -410,6 +581,7 @@ class Chat:
         from ._persist import load_chat
 
         return load_chat(
+            cls,
             path,
             tools,
             provider=provider,
@@ -421,6 +593,49 @@ class Chat:
         )
 
     # -- options -----------------------------------------------------------------------------
+
+    def set_echo_options(
+        self,
+        rich_markdown: dict[str, Any] | None = None,
+        rich_console: dict[str, Any] | None = None,
+        css_styles: dict[str, str] | None = None,
+        tool_result_max_lines: int | MISSING_TYPE | None = MISSING,
+        tool_result_max_height: str | MISSING_TYPE | None = MISSING,
+        thinking_max_lines: int | MISSING_TYPE | None = MISSING,
+        web_activity_max_sources: int | MISSING_TYPE | None = MISSING,
+        image_max_lines: int | MISSING_TYPE | None = MISSING,
+    ) -> None:
+        """Set how echoed output looks (chatlas's options; each call replaces them all).
+
+        Parameters
+        ----------
+        rich_markdown
+            Options for ``rich.markdown.Markdown`` (terminal Markdown rendering).
+        rich_console
+            Arguments for the terminal's ``rich.console.Console``.
+        css_styles
+            CSS declarations for the answer's text in a notebook.
+        tool_result_max_lines
+            Lines of a tool result shown in the terminal (None: the whole preview).
+        tool_result_max_height
+            A CSS length bounding each tool card in a notebook (None: no bound).
+        thinking_max_lines
+            Lines of each thinking block shown in the terminal (the first ones).
+        web_activity_max_sources
+            Sources listed for a web search in the terminal (None: all).
+        image_max_lines
+            Rows of a terminal image thumbnail (kept; images are named, not drawn).
+        """
+        self._echo_options = echo_options(
+            rich_markdown,
+            rich_console,
+            css_styles,
+            tool_result_max_lines,
+            tool_result_max_height,
+            thinking_max_lines,
+            web_activity_max_sources,
+            image_max_lines,
+        )
 
     def set_options(self, **options: Any) -> None:
         """Change chat options (see :class:`ChatOptions`)."""
@@ -677,19 +892,23 @@ class Chat:
     ) -> tuple[Run, Sender, Turn | None]:
         if content not in ("text", "all"):
             raise ValueError(f"content must be 'text' or 'all', got {content!r}")
+        self._sync_mcp_tools()
         options = self.options.merged(overrides)
         spec = RequestSpec(
             system_prompt=self.system_prompt,
             tools=list(self._tools.values()),
             stream=stream,
             params=dict(self._params),
-            kwargs=dict(kwargs or {}),
+            kwargs={**self.kwargs_chat, **(kwargs or {})},
             data_model=data_model,
         )
         prompt = _prompt(args)  # content the provider cannot take: the loop takes it back out
         if controller is not None:
             controller._start()
-        echo_sink: Echo = make_echo(echo, thinking=options.echo_thinking)
+        echo_sink: Echo = make_echo(
+            echo, thinking=options.echo_thinking, options=self._echo_options
+        )
+        observer = self._observer(options)
         run = Run(
             history=self._history,
             provider=self.provider,
@@ -699,9 +918,10 @@ class Chat:
             echo=echo_sink,
             yield_content=content == "all",
             before_model_call=list(self._before_model_call),
-            finalize=self._finalizer(options),
+            finalize=self._finalizer(options, observer),
             record_usage=self._record_usage,
             stop_requested=(lambda: controller.cancelled) if controller is not None else None,
+            observer=observer,
         )
         tools = ToolContext(
             tools=dict(self._tools),
@@ -711,6 +931,7 @@ class Chat:
             review=self._review,
             max_concurrency=options.max_concurrency,
             timeout=options.tool_timeout,
+            observer=observer,
         )
         sender = Sender(
             self.provider,
@@ -718,16 +939,28 @@ class Chat:
             options.max_retries,
             self._limiter,
             blocking_results=self._store is not None,
+            observer=observer,
         )
         return run, sender, prompt
 
-    def _finalizer(self, options: ChatOptions) -> Finalizer:
+    def _observer(self, options: ChatOptions) -> Observer:
+        return observe_call(
+            self.provider,
+            tools=self._tools,
+            max_result_bytes=options.max_result_bytes,
+            max_retries=options.max_retries,
+            conversation_id=self._conversation_id,
+            has_store=self._store is not None,
+        )
+
+    def _finalizer(self, options: ChatOptions, observer: Observer = QUIET) -> Finalizer:
         return Finalizer(
             history=self._history,
             tools=self._tools,
             max_result_bytes=options.max_result_bytes,
             keeper=self._store,
             store_max_bytes=options.store_max_bytes,
+            observer=observer,
         )
 
     def _install_pager(self) -> None:
@@ -743,21 +976,143 @@ class Chat:
             record_usage(self.provider.name, str(served), turn.tokens)
 
     def close(self) -> None:
-        """Release the provider's pooled connections (also done when the chat is collected)."""
+        """Release the provider's pooled connections (also done when the chat is collected)
+        and close the MCP sessions this chat registered (their tools are removed)."""
+        if self._mcp_tools is not None:
+            self._mcp_tools.close(self._tools)
         close: Any = getattr(self.provider, "close", None)
         if callable(close):
             close()
 
+    async def close_async(self) -> None:
+        """:meth:`close` from async code: the MCP sessions close without blocking the
+        event loop, and the running loop's client connections close too."""
+        await self.cleanup_mcp_tools()
+        close_async: Any = getattr(self.provider, "close_async", None)
+        if close_async is None:
+            await asyncio.to_thread(self.close)
+        else:
+            await cast("Callable[[], Awaitable[None]]", close_async)()
+
+    def __enter__(self) -> Chat:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Chat:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close_async()
+
+    async def get_state(self) -> dict[str, Any]:
+        """The history as JSON-ready data, for shinychat's bookmarks.
+
+        With ``chat.enable_bookmarking(client)`` in a Shiny app, shinychat keeps it in
+        the bookmark (the page's URL, or the server) and restores it with
+        :meth:`set_state` when the bookmarked page is opened again.
+        """
+        from ._bookmark import chat_state
+
+        return chat_state(self)
+
+    async def set_state(self, state: Any) -> None:
+        """Restore the history :meth:`get_state` returned (tool results included)."""
+        from ._bookmark import restore_chat_state
+
+        restore_chat_state(self, state)
+
+    def export(
+        self,
+        filename: str | os.PathLike[str],
+        *,
+        turns: Sequence[Turn] | None = None,
+        title: str | None = None,
+        content: ContentOption = "text",
+        include_system_prompt: bool = True,
+        overwrite: bool = False,
+    ) -> Path:
+        """Write the conversation to a Markdown (``.md``) or HTML (``.html``) transcript.
+
+        Everything in it is escaped: opening it runs and fetches nothing (the HTML
+        file is self-contained).
+
+        Parameters
+        ----------
+        filename
+            Where to write; its extension picks the format.
+        turns
+            The turns to write; this chat's by default.
+        title
+            A heading for the transcript.
+        content
+            ``"text"`` (default) writes the text; ``"all"`` also tool calls, results
+            and other content.
+        include_system_prompt
+            Add the system prompt at the end, in a collapsed block.
+        overwrite
+            Replace an existing file instead of raising ``ValueError``.
+
+        Returns
+        -------
+        Path
+            The file written.
+        """
+        from ._export import export_chat
+
+        return export_chat(
+            self,
+            filename,
+            turns=turns,
+            title=title,
+            content=content,
+            include_system_prompt=include_system_prompt,
+            overwrite=overwrite,
+        )
+
+    def console(
+        self,
+        *,
+        echo: EchoOption = "output",
+        stream: bool = True,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """Chat with this conversation in the terminal, with its tools, until Ctrl-D or
+        ``exit``; Ctrl-C stops an answer, not the session.
+
+        Parameters
+        ----------
+        echo
+            What is shown of each answer (``"text"``, ``"output"``, ``"all"``,
+            ``"none"``); progress lines show while tools run.
+        stream
+            Accepted as in chatlas; answers always stream here, so that progress and
+            Ctrl-C work while they arrive.
+        kwargs
+            Extra request parameters for every answer.
+        """
+        from ._console import run_chat
+
+        del stream  # see the docstring
+        run_chat(self, echo=echo, kwargs=kwargs)
+
     def copy(self) -> Chat:
         """A copy with its own history (deep-copied) and its own run; provider and tools
-        are shared. The copy's tool results are numbered from 1 in its new run."""
+        are shared. The copy's tool results are numbered from 1 in its new run.
+
+        MCP sessions stay this chat's: the copy calls the same servers but owns none of
+        them (its ``cleanup_mcp_tools()`` and ``close()`` leave them open); once this
+        chat closes a session, the copy's calls to it answer with an error."""
         new = _copy.copy(self)
+        new.kwargs_chat = dict(self.kwargs_chat)
         new._history = History(_copy.deepcopy(self._history.turns))
         new._tools = dict(self._tools)
         new._on_tool_request = self._on_tool_request.copy()
         new._on_tool_result = self._on_tool_result.copy()
         new._params = dict(self._params)
         new._before_model_call = list(self._before_model_call)
+        new._mcp_tools = self._mcp_tools.copy() if self._mcp_tools is not None else None
         new._install_pager()  # the copy pages through its own run
         return new
 
@@ -804,8 +1159,11 @@ class Chat:
         launch_browser
             Open the app in a web browser.
         bookmark_store
-            Accepted for chatlas compatibility and ignored: the app keeps no bookmarks
-            (a reloaded page starts again from this chat's history).
+            Where each session's conversation is bookmarked after every answer:
+            ``"url"`` (default, as in chatlas) in the page's URL, so that reloading or
+            sharing it brings the conversation back; ``"server"`` on the server;
+            ``"disable"`` nowhere (a reloaded page starts again from this chat's
+            history).
         bg_thread
             Serve from a background thread and return at once; by default only in a
             notebook. Otherwise serve until Ctrl-C.
@@ -829,10 +1187,6 @@ class Chat:
         """
         from .shiny import serve_app
 
-        if bookmark_store not in ("url", "server", "disable"):
-            raise ValueError(
-                f"bookmark_store must be 'url', 'server' or 'disable', got {bookmark_store!r}"
-            )
         return serve_app(
             self,
             host=host,
@@ -843,6 +1197,7 @@ class Chat:
             echo=echo,
             content=content,
             kwargs=kwargs,
+            bookmark_store=bookmark_store,
             **ui_kwargs,
         )
 
@@ -857,6 +1212,37 @@ class Chat:
         return chat_markdown(self)
 
 
+def _tool_with(
+    tool: Tool,
+    name: str | None,
+    model: Any,
+    annotations: dict[str, Any] | None,
+    sequential: bool,
+    timeout: float | None,
+    max_result_bytes: int | None,
+) -> Tool:
+    """``tool`` with the settings ``register_tool`` was given; itself when none were."""
+    if model is not None:
+        return Tool.from_func(
+            tool.func,
+            name=name or tool.name,
+            model=model,
+            annotations=annotations or tool.annotations,
+            sequential=sequential or tool.sequential,
+            timeout=timeout if timeout is not None else tool.timeout,
+            max_result_bytes=max_result_bytes or tool.max_result_bytes,
+        )
+    given = {
+        "name": name,
+        "annotations": annotations,
+        "sequential": sequential or None,
+        "timeout": timeout,
+        "max_result_bytes": max_result_bytes,
+    }
+    changes = {key: value for key, value in given.items() if value is not None}
+    return tool.with_settings(**changes) if changes else tool
+
+
 def _attachment(
     store: ToolResultStore | str | os.PathLike[str], tenant_id: str | None, paging: bool
 ) -> StoreAttachment:
@@ -864,6 +1250,19 @@ def _attachment(
     from ._store._attach import StoreAttachment
 
     return StoreAttachment(open_store(store), tenant_id, paging)
+
+
+def _mcp_filter(
+    make: Callable[..., T],
+    include: Sequence[str] | str,
+    exclude: Sequence[str] | str,
+    namespace: str | None,
+    timeout: float | None,
+) -> T:
+    """The ToolFilter of a registration (a single name may be given as a string)."""
+    included = (include,) if isinstance(include, str) else tuple(include)
+    excluded = (exclude,) if isinstance(exclude, str) else tuple(exclude)
+    return make(included, excluded, namespace, timeout)
 
 
 def _prompt(args: Sequence[Content | str]) -> Turn | None:

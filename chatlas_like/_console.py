@@ -1,4 +1,5 @@
-"""``python -m chatlas_like chat``: an interactive chat in the terminal.
+"""An interactive chat in the terminal: ``Chat.console()`` and ``python -m chatlas_like chat``
+(whose command is :mod:`chatlas_like._console_command`).
 
 The session keeps its history across questions. Ctrl-C interrupts the answer being
 given, not the session: the turn loop repairs the history (the partial answer is kept,
@@ -9,35 +10,27 @@ Long work shows progress in a transient status area under the output
 per running tool with its elapsed time; each is cleared when done. The status area is
 redrawn on a clock, never per text delta, so output stays linear in what the model
 sends.
-
-``--offline`` talks to a scripted model on a loopback server (it says so) that knows
-a few prompts: the sales question of the demo, ``wait N seconds`` (a slow tool) and
-``take your time`` (a slow answer), so progress and Ctrl-C can be tried without a key.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._chat import Chat
 from ._content import Content, ContentToolRequest
 from ._echo import ConsoleEcho, EchoMode
 from ._errors import ChatlasLikeError
 from ._tool_result import ContentToolResult
 from ._turn import Turn, UserTurn
 
-__all__ = ["ProgressEcho", "ask", "offline_model", "run_chat", "run_chat_command", "wait"]
+if TYPE_CHECKING:
+    from ._chat import Chat
+
+__all__ = ["ProgressEcho", "ask", "run_chat"]
 
 EXIT_WORDS = frozenset({"exit", "quit", "/exit", "/quit", ":q"})
-OFFLINE_HINTS = (
-    "Which region had the highest Q3 sales?",
-    "wait 5 seconds",
-    "take your time",
-)
 
 
 class _Status:
@@ -188,12 +181,27 @@ class ProgressEcho(ConsoleEcho):
             live.stop()
 
 
-def ask(chat: Chat, prompt: str, echo: ProgressEcho) -> bool:
-    """Send ``prompt`` and echo the answer; False when it was interrupted or failed."""
+class _Quiet(ProgressEcho):
+    """``echo="none"``: progress and errors only, none of the answer."""
+
+    def text(self, delta: str) -> None:
+        pass
+
+
+def ask(
+    chat: Chat,
+    prompt: str,
+    echo: ProgressEcho,
+    kwargs: Mapping[str, Any] | None = None,
+) -> bool:
+    """Send ``prompt`` and echo the answer; False when it was interrupted or failed.
+
+    ``kwargs`` are extra request parameters for the answer.
+    """
     stream: Any = None
     try:  # Ctrl-C may land anywhere in here, the echo's own writes included
         echo.user_turn(UserTurn(prompt))
-        stream = chat.stream(prompt, content="all")
+        stream = chat.stream(prompt, content="all", kwargs=dict(kwargs or {}))
         for item in stream:
             if isinstance(item, str):
                 echo.text(item)
@@ -222,14 +230,29 @@ def ask(chat: Chat, prompt: str, echo: ProgressEcho) -> bool:
     return True
 
 
-def run_chat(chat: Chat, *, console: Any = None, banner: str | None = None) -> int:
-    """Chat with ``chat`` in the terminal until Ctrl-D or ``exit``; the exit status."""
+def run_chat(
+    chat: Chat,
+    *,
+    console: Any = None,
+    banner: str | None = None,
+    echo: EchoMode = "output",
+    kwargs: Mapping[str, Any] | None = None,
+) -> int:
+    """Chat with ``chat`` in the terminal until Ctrl-D or ``exit``; the exit status.
+
+    ``echo`` is what is shown of each answer (``"text"``, ``"output"`` or ``"all"``;
+    ``"none"`` shows nothing); ``kwargs`` are extra request parameters.
+    """
     from rich.console import Console
 
+    from ._echo import ECHO_MODES
+
+    if echo not in ECHO_MODES:
+        raise ValueError(f"echo must be one of {', '.join(ECHO_MODES)}; got {echo!r}")
     with contextlib.suppress(ImportError):  # not on every platform
         import readline  # noqa: F401  # pyright: ignore[reportUnusedImport]  # line editing for input()
     console = console if console is not None else Console()
-    echo = ProgressEcho("output", console)
+    shown = ProgressEcho(echo, console) if echo != "none" else _Quiet("text", console)
     if banner:
         console.print(banner)
     console.print("[dim]Ctrl-C stops an answer; Ctrl-D or 'exit' ends the chat.[/]\n")
@@ -246,103 +269,5 @@ def run_chat(chat: Chat, *, console: Any = None, banner: str | None = None) -> i
             continue
         if prompt.strip().lower() in EXIT_WORDS:
             return 0
-        ask(chat, prompt, echo)
+        ask(chat, prompt, shown, kwargs)
         console.print()
-
-
-# -- the offline model -------------------------------------------------------------------
-
-
-def wait(seconds: float) -> str:
-    """Waits for a number of seconds: a stand-in for slow work.
-
-    Parameters
-    ----------
-    seconds
-        How long to wait.
-    """
-    time.sleep(seconds)
-    return f"waited {seconds:g} seconds"
-
-
-def offline_model(body: Mapping[str, Any]) -> Any:
-    """The scripted model of ``chat --offline``: a few prompts, answered the same way."""
-    from ._demo import demo_model
-    from .testing import Reply
-
-    messages: list[dict[str, Any]] = body["messages"]
-    blocks: list[dict[str, Any]] = messages[-1]["content"]
-    texts = [b["text"] for b in blocks if b.get("type") == "text"]
-    if not texts:
-        return _answer_tool(messages, demo_model, Reply)
-    prompt = texts[-1]
-    lowered = prompt.lower()
-    number = re.search(r"\d+(?:\.\d+)?", prompt)
-    if "sales" in lowered or "region" in lowered:
-        return Reply.tool_call("quarterly_sales", {}, text="Let me look up the sales figures.")
-    if "wait" in lowered:
-        seconds = float(number.group()) if number else 3.0
-        return Reply.tool_call("wait", {"seconds": seconds}, text=f"Waiting {seconds:g} seconds.")
-    if "take your time" in lowered or "slow" in lowered:
-        seconds = float(number.group()) if number else 5.0
-        return Reply.text("There: an answer that took its time.").slowly(seconds)
-    return Reply.text(
-        f"(scripted) You said: {prompt!r}. Offline, I know a few prompts: "
-        + "; ".join(repr(h) for h in OFFLINE_HINTS)
-        + "."
-    )
-
-
-def _answer_tool(messages: list[dict[str, Any]], demo_model: Any, reply: Any) -> Any:
-    last: list[dict[str, Any]] = messages[-1]["content"]
-    asked: list[dict[str, Any]] = messages[-2]["content"] if len(messages) > 1 else []
-    results = [b for b in last if b.get("type") == "tool_result"]
-    names: dict[str, str] = {b["id"]: b["name"] for b in asked if b.get("type") == "tool_use"}
-    first: dict[str, Any] = results[0] if results else {}
-    if names.get(str(first.get("tool_use_id"))) == "quarterly_sales":
-        return demo_model({"messages": messages})
-    return reply.text(f"Done: {first.get('content', 'nothing came back')}.")
-
-
-def run_chat_command(*, offline: bool, model: str | None, system_prompt: str | None) -> int:
-    """``python -m chatlas_like chat``; the exit status."""
-    import os
-
-    from rich.console import Console
-
-    from ._demo import quarterly_sales
-    from .providers._anthropic import ChatAnthropic
-
-    console = Console()
-    options: dict[str, Any] = {"model": model or "claude-haiku-4-5", "system_prompt": system_prompt}
-    server: Any = None
-    if offline:
-        from .testing import LoopbackServer
-
-        server = LoopbackServer(offline_model).start()
-        options.update(base_url=server.url, api_key="scripted-offline")
-        banner = (
-            "[bold]chatlas_like chat[/] — [bold yellow]OFFLINE[/]: the model is "
-            "[bold yellow]SCRIPTED[/] (a loopback server on 127.0.0.1 speaking Anthropic's "
-            "Messages API to the real SDK).\nTry: " + " · ".join(f"'{h}'" for h in OFFLINE_HINTS)
-        )
-    else:
-        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-            console.print(
-                "[red]ANTHROPIC_API_KEY is not set.[/] Set it to talk to Claude, or run "
-                "[bold]python -m chatlas_like chat --offline[/] for the scripted model."
-            )
-            return 2
-        banner = f"[bold]chatlas_like chat[/] — talking to Claude ({options['model']})."
-    try:
-        chat = ChatAnthropic(**options)
-        chat.register_tool(quarterly_sales)
-        chat.register_tool(wait)
-        # Load the SDK before the first prompt, so a Ctrl-C never lands inside its import.
-        warm_up = getattr(chat.provider, "_sync_client", None)
-        if callable(warm_up):
-            warm_up()
-        return run_chat(chat, console=console, banner=banner)
-    finally:
-        if server is not None:
-            server.stop()

@@ -13,6 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, cast
 
+from ._renderers import render, render_text
+from ._tool_info import ToolInfo
+
 __all__ = [
     "Content",
     "ContentCitation",
@@ -41,7 +44,9 @@ __all__ = [
     "server_tool_result",
 ]
 
-ImageContentType = Literal["image/png", "image/jpeg", "image/webp", "image/gif"]
+ImageContentType = Literal[
+    "image/png", "image/jpeg", "image/webp", "image/gif", "image/heic", "image/heif"
+]
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -56,14 +61,10 @@ class Content:
     content_type: ClassVar[str] = "content"
 
     def _repr_html_(self) -> str:
-        from ._display import content_html
-
-        return content_html(self)
+        return render_text("content_html", self)
 
     def _repr_markdown_(self) -> str:
-        from ._display import content_markdown
-
-        return content_markdown(self)
+        return render_text("content_markdown", self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +291,10 @@ class ContentToolRequest(Content):
     parse_error
         Set when the arguments could not be decoded (cut off, not JSON); the call
         is then refused without running the tool.
+    tool
+        What the chat knows of the tool called (name, description, schema,
+        annotations), set for a registered tool before any callback sees the request;
+        None for an unknown tool. Not part of ``==``.
     """
 
     content_type: ClassVar[str] = "tool_request"
@@ -298,17 +303,14 @@ class ContentToolRequest(Content):
     arguments: Any = field(default_factory=dict)
     extra: dict[str, Any] | None = None
     parse_error: str | None = None
+    tool: ToolInfo | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
-        from ._display import format_call
-
-        return format_call(self)
+        return render_text("format_call", self)
 
     def tagify(self) -> Any:
         """Render as an htmltools tag (for Shiny)."""
-        from ._display import request_tag
-
-        return request_tag(self)
+        return render("request_tag", self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,11 +369,27 @@ class ContentServerToolResult(Content):
         return f"[{self.block_type}]"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ContentToolRequestSearch(ContentServerToolRequest):
-    """The model runs a web search (see :func:`~chatlas_like.tool_web_search`)."""
+    """The model runs a web search (see :func:`~chatlas_like.tool_web_search`).
+
+    Built by the chat from the provider's block; chatlas's ``query=`` (and ``extra=``,
+    the provider's block) construct one too.
+    """
 
     content_type: ClassVar[str] = "web_search_request"
+
+    def __init__(
+        self,
+        id: str | None = None,
+        name: str = "web_search",
+        arguments: Any = None,
+        block: dict[str, Any] | None = None,
+        *,
+        query: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        _init_server_request(self, id, name, arguments, block or extra, {"query": query})
 
     @property
     def query(self) -> str:
@@ -382,11 +400,27 @@ class ContentToolRequestSearch(ContentServerToolRequest):
         return f"web search: {self.query!r}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ContentToolRequestFetch(ContentServerToolRequest):
-    """The model fetches a web page (see :func:`~chatlas_like.tool_web_fetch`)."""
+    """The model fetches a web page (see :func:`~chatlas_like.tool_web_fetch`).
+
+    Built by the chat from the provider's block; chatlas's ``url=`` (and ``extra=``)
+    construct one too.
+    """
 
     content_type: ClassVar[str] = "web_fetch_request"
+
+    def __init__(
+        self,
+        id: str | None = None,
+        name: str = "web_fetch",
+        arguments: Any = None,
+        block: dict[str, Any] | None = None,
+        *,
+        url: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        _init_server_request(self, id, name, arguments, block or extra, {"url": url})
 
     @property
     def url(self) -> str:
@@ -397,11 +431,31 @@ class ContentToolRequestFetch(ContentServerToolRequest):
         return f"web fetch: {self.url}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ContentToolResponseSearch(ContentServerToolResult):
-    """The pages a web search found, kept as received (encrypted page content included)."""
+    """The pages a web search found, kept as received (encrypted page content included).
+
+    Built by the chat from the provider's block; chatlas's ``sources=`` (and
+    ``extra=``) construct one too.
+    """
 
     content_type: ClassVar[str] = "web_search_results"
+
+    def __init__(
+        self,
+        tool_use_id: str | None = None,
+        block: dict[str, Any] | None = None,
+        *,
+        sources: list[WebSource] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        found = [_source_block(s) for s in sources or []]
+        built = {
+            "type": "web_search_tool_result",
+            "tool_use_id": tool_use_id or "",
+            "content": found,
+        }
+        _init_server_result(self, tool_use_id, block or extra, built)
 
     @property
     def sources(self) -> list[WebSource]:
@@ -422,11 +476,30 @@ class ContentToolResponseSearch(ContentServerToolResult):
         return "web search results:\n" + "\n".join(f"* {s}" for s in self.sources)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ContentToolResponseFetch(ContentServerToolResult):
-    """A fetched web page, kept as received."""
+    """A fetched web page, kept as received.
+
+    Built by the chat from the provider's block; chatlas's ``url=``, ``status=`` (and
+    ``extra=``) construct one too.
+    """
 
     content_type: ClassVar[str] = "web_fetch_results"
+
+    def __init__(
+        self,
+        tool_use_id: str | None = None,
+        block: dict[str, Any] | None = None,
+        *,
+        url: str | None = None,
+        status: Literal["success", "error"] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        page: dict[str, Any] = {"type": "web_fetch_result", "url": url or ""}
+        if status == "error":
+            page = {"type": "web_fetch_tool_result_error", "error_code": "unavailable"}
+        built = {"type": "web_fetch_tool_result", "tool_use_id": tool_use_id or "", "content": page}
+        _init_server_result(self, tool_use_id, block or extra, built)
 
     @property
     def _result(self) -> dict[str, Any]:
@@ -458,6 +531,65 @@ class ContentToolResponseFetch(ContentServerToolResult):
         if self.status == "error":
             return f"web fetch failed: {self.error_code}"
         return f"web fetch result: {self.url}"
+
+
+def _init_server_request(
+    target: ContentServerToolRequest,
+    id: str | None,
+    name: str,
+    arguments: Any,
+    block: dict[str, Any] | None,
+    given: dict[str, Any],
+) -> None:
+    """Fill a server tool request from the chat's fields or from chatlas's keywords."""
+    if block is None:
+        block = {"type": "server_tool_use", "id": id or _new_id("srvtoolu"), "name": name}
+        block["input"] = arguments if arguments is not None else _present(given)
+    if arguments is None:
+        arguments = block.get("input") if "input" in block else _present(given)
+    set_field = object.__setattr__  # frozen: fields are set once, here
+    set_field(target, "id", id or str(block.get("id", "")))
+    set_field(target, "name", name)
+    set_field(target, "arguments", arguments)
+    set_field(target, "block", block)
+
+
+def _init_server_result(
+    target: ContentServerToolResult,
+    tool_use_id: str | None,
+    block: dict[str, Any] | None,
+    built: dict[str, Any],
+) -> None:
+    """Fill a server tool result from the chat's fields or from chatlas's keywords."""
+    if block is None:
+        block = built
+    elif "content" not in block:
+        block = {**block, "content": built["content"]}
+    set_field = object.__setattr__  # frozen: fields are set once, here
+    set_field(target, "tool_use_id", tool_use_id or str(block.get("tool_use_id", "")))
+    set_field(target, "block", block)
+
+
+def _present(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _new_id(prefix: str) -> str:
+    import uuid
+
+    return f"{prefix}_{uuid.uuid4().hex[:24]}"
+
+
+def _source_block(source: Any) -> dict[str, Any]:
+    """A search result entry (the API's shape) from a :class:`WebSource` or a dict."""
+    if isinstance(source, dict):
+        return {"type": "web_search_result", **cast("dict[str, Any]", source)}
+    entry: dict[str, Any] = {"type": "web_search_result", "url": getattr(source, "url", "")}
+    for key in ("title", "page_age"):
+        value = getattr(source, key, None)
+        if value:
+            entry[key] = value
+    return entry
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,12 +5,18 @@ model sees little more in a larger image, and every pixel costs tokens); resizin
 needs Pillow (``pip install 'chatlas_like[images]'``), ``resize="none"`` sends the
 file's bytes as they are. An image already within the size is sent unchanged, never
 re-encoded. PDFs and images given by URL are fetched by the provider; a text document
-given by URL is downloaded here, because Anthropic fetches only PDFs itself.
+given by URL keeps its URL and is downloaded when a request is built (Anthropic fetches
+only PDFs itself), as in chatlas: building one works offline.
+
+HEIC/HEIF images are accepted as chatlas accepts them (resizing needs ``pillow-heif``);
+Anthropic does not take them, so a request holding one fails with a clear error before
+anything is sent.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import itertools
 import re
@@ -45,7 +51,10 @@ _IMAGE_TYPES: dict[str, ImageContentType] = {
     ".jpeg": "image/jpeg",
     ".webp": "image/webp",
     ".gif": "image/gif",
+    ".heic": "image/heic",
+    ".heif": "image/heif",
 }
+_HEIC_HEIF = ("image/heic", "image/heif")
 _DOCUMENT_TYPES = {
     ".txt": "text/plain",
     ".md": "text/markdown",
@@ -56,9 +65,17 @@ _DOCUMENT_TYPES = {
     ".html": "text/html",
     ".htm": "text/html",
     ".xml": "text/xml",
-    ".yaml": "application/yaml",
-    ".yml": "application/yaml",
+    # Office formats by their registered types (Anthropic reads none of them: a request
+    # holding one is refused before it is sent). Anything else, YAML and source code
+    # included, is text/plain, as in chatlas.
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ".rtf": "application/rtf",
+    ".doc": "application/msword",
+    ".odt": "application/vnd.oasis.opendocument.text",
+    ".xls": "application/vnd.ms-excel",
 }
+DOCUMENT_CACHE_SIZE = 16
 _SIZE = re.compile(r"^(\d+)x(\d+)(>?)(!?)$")
 _names = itertools.count(1)
 
@@ -98,7 +115,7 @@ def content_image_file(
     Parameters
     ----------
     path
-        The image (PNG, JPEG, WebP or GIF).
+        The image (PNG, JPEG, WebP, GIF; HEIC or HEIF for providers that take them).
     content_type
         The media type; ``"auto"`` takes it from the extension.
     resize
@@ -119,8 +136,22 @@ def content_image_file(
                 f"use one of {', '.join(sorted(_IMAGE_TYPES))}"
             )
         content_type = found
+    if resize != "none" and content_type in _HEIC_HEIF:
+        _register_heif()
     data = path.read_bytes() if resize == "none" else _resized(path, resize)
     return ContentImageInline(content_type, base64.b64encode(data).decode())
+
+
+def _register_heif() -> None:
+    try:
+        import pillow_heif  # pyright: ignore[reportMissingImports]
+    except ImportError:
+        raise ImportError(
+            "resizing a HEIC/HEIF image needs pillow-heif: pip install pillow-heif, "
+            "or pass resize='none' to send the file as it is"
+        ) from None
+    module: Any = pillow_heif  # untyped, optional
+    module.register_heif_opener()
 
 
 def _resized(path: Path, resize: str) -> bytes:
@@ -259,7 +290,10 @@ def content_document_file(
 
 
 def content_document_url(url: str, mime_type: Literal["auto"] | str = "auto") -> ContentDocument:
-    """A text document by URL, downloaded now (Anthropic fetches only PDFs by URL).
+    """A text document by URL, downloaded when a request holding it is built.
+
+    Anthropic fetches only PDFs by URL, so the document is downloaded here, on send (once
+    per process for the last few URLs); building it needs no network.
 
     Parameters
     ----------
@@ -276,9 +310,17 @@ def content_document_url(url: str, mime_type: Literal["auto"] | str = "auto") ->
     name = _url_name(url)
     if name.lower().endswith(".pdf"):
         raise ValueError("content_document_url() does not take PDFs: use content_pdf_url()")
+    if urlparse(url).scheme not in ("http", "https"):
+        raise ValueError(f"only http(s) and data: URLs can be downloaded, not {url!r}")
     resolved = _guess_document_type(name) if mime_type == "auto" else mime_type
     filename = name or f"document_{next(_names):03d}.txt"
-    return ContentDocument(data=_download(url), filename=filename, mime_type=resolved)
+    return ContentDocument(url=url, filename=filename, mime_type=resolved)
+
+
+@functools.lru_cache(maxsize=DOCUMENT_CACHE_SIZE)
+def fetch_document(url: str) -> bytes:
+    """The bytes of a document given by URL (a provider that cannot fetch it calls this)."""
+    return _download(url)
 
 
 def _download(url: str) -> bytes:

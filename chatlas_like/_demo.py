@@ -8,6 +8,7 @@ the DataFrame it returns (as JSON records, the way Claude would) and answers fro
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import orjson
 
 from ._chat import Chat
-from .providers._anthropic import ChatAnthropic
+from ._chat_anthropic import ChatAnthropic
 
 __all__ = ["demo_model", "quarterly_sales", "run_demo"]
 
@@ -86,17 +87,13 @@ def run_demo(*, live: bool = False, model: str | None = None) -> int:
 
     console = Console()
     if live:
-        console.print("[bold]chatlas_like demo[/] — talking to Claude (live).\n")
-        chat = _chat(None, None, model)
-        console.print(f"[bold]👤 {QUESTION}[/]")
-        chat.chat(QUESTION)
-        return 0
+        return _run_live(console, model)
     from .testing import LoopbackServer
 
     console.print(
         "[bold]chatlas_like demo[/] — the model is [bold yellow]SCRIPTED[/]: a loopback server "
-        "on 127.0.0.1 speaks Anthropic's Messages API to the real anthropic SDK.\n"
-        "Run with [bold]--live[/] (and ANTHROPIC_API_KEY) to ask Claude instead.\n"
+        "on 127.0.0.1 speaks Anthropic's Messages API to the real anthropic SDK.\n",
+        highlight=False,
     )
     with LoopbackServer(demo_model) as server:
         chat = _chat(server.url, "scripted-demo", model)
@@ -105,10 +102,60 @@ def run_demo(*, live: bool = False, model: str | None = None) -> int:
         result = chat.get_turns()[2].tool_results[0]
         console.print(
             f"\n[dim]The tool returned a {type(result.value).__name__}; the model read it as "
-            f"{result.original_length} bytes of JSON records. "
-            f"{len(server.message_requests())} requests went over HTTP to {server.url}.[/]"
+            f"{result.original_length} bytes of JSON records, over "
+            f"{len(server.message_requests())} HTTP requests to the loopback server.[/]",
+            highlight=False,
         )
+    _next_steps(console)
     return 0
+
+
+def _run_live(console: Any, model: str | None) -> int:
+    from rich.console import Console
+
+    from ._errors import ChatlasLikeError
+
+    errors = Console(stderr=True, soft_wrap=True, highlight=False)
+    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        errors.print(
+            "ANTHROPIC_API_KEY is not set: set it to ask Claude, or run "
+            f"`{_python()} -m chatlas_like demo` (without --live) for the scripted model.",
+            markup=False,
+        )
+        return 2
+    console.print("[bold]chatlas_like demo[/] — talking to Claude (live).\n")
+    chat = _chat(None, None, model)
+    console.print(f"[bold]👤 {QUESTION}[/]")
+    try:
+        chat.chat(QUESTION)
+    except ChatlasLikeError as e:
+        # One line, not a traceback: the message says what to fix (a key, a model...).
+        errors.print(f"✖ {type(e).__name__}: {e}", style="bold red", markup=False)
+        return 1
+    return 0
+
+
+def _python() -> str:
+    """How to call this interpreter from here: ``.venv/bin/python`` in a checkout."""
+    path = os.path.relpath(sys.executable)
+    return path if not path.startswith("..") and os.sep in path else "python"
+
+
+def _next_steps(console: Any) -> None:
+    """What to try after the demo; the notebooks and docs only where they are (a clone)."""
+    python = _python()
+    steps = [
+        (f"{python} -m chatlas_like chat --offline", "chat with the scripted model here"),
+        (f"{python} -m chatlas_like demo --live", "ask Claude (needs ANTHROPIC_API_KEY)"),
+    ]
+    if os.path.isdir("notebooks"):
+        steps.append(("notebooks/", "three notebooks that run offline (docs/notebooks.md)"))
+    if os.path.isdir("docs"):
+        steps.append(("docs/getting-started.md", "the guide; `make docs` builds the site"))
+    width = max(len(command) for command, _ in steps)
+    console.print("\n[bold]Next:[/]")
+    for command, what in steps:
+        console.print(f"  {command:<{width}}  [dim]{what}[/]", highlight=False, soft_wrap=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

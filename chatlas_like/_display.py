@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
+from ._renderers import register
+
 if TYPE_CHECKING:
     from markdown_it.renderer import RendererHTML
     from markdown_it.token import Token
@@ -141,18 +143,119 @@ def format_call(request: ContentToolRequest, limit: int = ARGUMENT_CHARS) -> str
     return f"{request.name}({format_arguments(request.arguments, limit)})"
 
 
-def preview(result: ContentToolResult, limit: int = PREVIEW_CHARS) -> str:
-    """The first ``limit`` characters of what the model read (or will read)."""
+def preview(result: ContentToolResult, limit: int = PREVIEW_CHARS, lines: int | None = None) -> str:
+    """What the model read (or will read), cut to ``limit`` characters and ``lines`` lines.
+
+    Cuts fall between values, never inside one: a JSON array of records shows whole
+    records, one a line; other text shows whole lines, and a line too long for the
+    limit is cut at a space or a comma. A last line says what was left out, in words
+    ("… 96 more records (9,612 characters)"). Only a single unbroken token longer than
+    the limit is cut inside itself.
+    """
     try:
         value = result.get_model_value()
     except Exception as e:
         return f"[no model form: {type(e).__name__}: {e}]"
-    if isinstance(value, str):
-        return _cut(value, limit)
     if isinstance(value, list):
         items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
         return _cut(" ".join(_cut(str(item), limit) for item in items[:20]), limit)
-    return _cut(str(value), limit)
+    text = value if isinstance(value, str) else str(value)
+    most = lines if lines is not None else limit
+    return _records_preview(text, limit, most) or _lines_preview(text, limit, most)
+
+
+# Past what is shown, what is left is counted only this far (the count is said when
+# known); a preview's cost stays bounded however large the result.
+_COUNT_BUDGET = 32 * 1024
+# A JSON string (escapes included), a lone quote (a string that runs past the scan), or
+# one of the characters that shape an array of records.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|"|[\[\]{},]')
+
+
+def _left(characters: int, *, records: int | None = None, lines: int = 0) -> str:
+    """The closing line of a cut preview: what was left out, in words (-1: records, uncounted)."""
+    if records == -1:
+        return f"… more records ({characters:,} characters)"
+    if records is not None:
+        noun = "record" if records == 1 else "records"
+        return f"… {records:,} more {noun} ({characters:,} characters)"
+    if lines:
+        noun = "line" if lines == 1 else "lines"
+        return f"… {lines:,} more {noun} ({characters:,} characters)"
+    return f"… {characters:,} more characters"
+
+
+def _records_preview(text: str, limit: int, most: int) -> str | None:
+    """Whole records of a JSON array of objects or arrays, one a line; None otherwise."""
+    start = len(text) - len(text.lstrip())
+    if not text.startswith("[", start):
+        return None
+    spans: list[tuple[int, int]] = []  # the records shown
+    shown = 0
+    counted = 0  # records past those shown
+    element = start + 1
+    depth = 0
+    done = False
+    end = min(len(text), start + limit + _COUNT_BUDGET)
+    for token in _JSON_TOKEN.finditer(text, start, end):
+        mark = token.group()
+        if mark == '"':
+            break  # a string running past the scan: no boundary can be trusted beyond it
+        if mark in "[{":
+            depth += 1
+            continue
+        if mark not in "]},":
+            continue
+        if mark != "," and depth > 1:
+            depth -= 1
+            continue
+        if mark == "," and depth != 1:
+            continue
+        piece = (element, token.start())
+        element = token.end()
+        if mark != ",":  # the array's closing bracket
+            depth, done = 0, True
+            if not text[piece[0] : piece[1]].strip():
+                break  # an empty array, or a trailing empty slot
+        first = text[piece[0] : piece[1]].lstrip()[:1]
+        if first not in ("{", "["):
+            return None  # an array of plain values reads fine as text
+        size = piece[1] - piece[0]
+        if not counted and len(spans) < most and shown + size <= limit:
+            spans.append(piece)
+            shown += size
+        else:
+            counted += 1
+        if done:
+            break
+    if not spans:
+        return None
+    body = ",\n ".join(text[a:b].strip() for a, b in spans)
+    if done and not counted:
+        return f"[{body}]"
+    rest = len(text) - spans[-1][1]
+    return f"[{body},\n{_left(rest, records=counted if done else -1)}"
+
+
+def _lines_preview(text: str, limit: int, most: int) -> str:
+    """Whole lines of ``text``; a first line too long is cut at a space or a comma."""
+    if len(text) <= limit and text.count("\n", 0, limit) < most:
+        return text
+    cut = count = 0
+    while count < most:
+        newline = text.find("\n", cut, limit)  # a line that fits, its newline included
+        if newline < 0:
+            break
+        cut, count = newline + 1, count + 1
+    if not count:
+        window = text[: limit + 1]
+        boundary = max(window.rfind(" "), window.rfind(","), window.rfind("\t"))
+        cut = boundary + 1 if boundary > 0 else limit
+    rest = len(text) - cut
+    lines = 0
+    if count and rest <= _COUNT_BUDGET:
+        lines = text.count("\n", cut) + (not text.endswith("\n"))
+    return f"{text[:cut].rstrip(chr(10))}\n{_left(rest, lines=lines)}"
 
 
 def outcome_label(result: ContentToolResult) -> str:
@@ -184,8 +287,10 @@ def format_result(result: ContentToolResult) -> str:
 
 def server_tool_lines(
     item: ContentServerToolRequest | ContentServerToolResult,
+    max_sources: int | None = SOURCES_SHOWN,
 ) -> tuple[str, list[str], bool]:
-    """A server tool block as (title, source lines, is an error), for a compact panel."""
+    """A server tool block as (title, source lines, is an error), for a compact panel;
+    at most ``max_sources`` sources are listed (None: all)."""
     from ._content import (
         ContentServerToolRequest,
         ContentToolRequestFetch,
@@ -205,8 +310,8 @@ def server_tool_lines(
             return f"✖ web search failed: {item.error_code}", [], True
         sources = item.sources
         lines = [f"{s.title or s.url} — {s.url}" if s.title else s.url for s in sources]
-        if len(lines) > SOURCES_SHOWN:
-            lines = [*lines[:SOURCES_SHOWN], f"… {len(sources) - SOURCES_SHOWN} more"]
+        if max_sources is not None and len(lines) > max_sources:
+            lines = [*lines[:max_sources], f"… {len(sources) - max_sources} more"]
         return f"✔ web search: {len(sources)} sources", lines or ["(no results)"], False
     if isinstance(item, ContentToolResponseFetch):
         if item.status == "error":
@@ -223,8 +328,9 @@ def first_lines(text: str, count: int = PREVIEW_LINES) -> str:
     return text
 
 
-def result_rich(result: ContentToolResult) -> Any:
-    """A rich renderable for a terminal: outcome, call, and the preview's first lines."""
+def result_rich(result: ContentToolResult, max_lines: int | None = PREVIEW_LINES) -> Any:
+    """A rich renderable for a terminal: outcome, call, and the preview's first
+    ``max_lines`` lines (None: the whole preview)."""
     from rich.text import Text
 
     style = "red" if result.is_error else ("yellow" if result.outcome == "denied" else "green")
@@ -235,9 +341,22 @@ def result_rich(result: ContentToolResult) -> Any:
     note = truncation_note(result)
     if note:
         head.append(f" ({note})", style="dim")
-    head.append("\n")
-    head.append(first_lines(preview(result)), style="dim")
-    return head
+    from rich.console import Group
+
+    return Group(head, *_preview_rich(preview(result, lines=max_lines)))
+
+
+def _preview_rich(text: str) -> list[Any]:
+    """The preview's lines for a terminal: a record too wide ends in "…" on its own line
+    (folding it would cut a value in two); other lines wrap between words."""
+    from rich.text import Text
+
+    return [
+        Text(line, style="dim", no_wrap=True, overflow="ellipsis")
+        if line.lstrip("[ ").startswith(("{", "["))
+        else Text(line, style="dim")
+        for line in text.split("\n")
+    ]
 
 
 # -- Markdown ------------------------------------------------------------------------------
@@ -537,3 +656,16 @@ def result_tag(result: ContentToolResult) -> Any:
     from htmltools import HTML
 
     return HTML(result_html(result))
+
+
+# Content types reach these through the table (they never import this module).
+register(
+    content_html=content_html,
+    content_markdown=content_markdown,
+    format_call=format_call,
+    format_result=format_result,
+    request_tag=request_tag,
+    result_html=result_html,
+    result_rich=result_rich,
+    result_tag=result_tag,
+)

@@ -19,6 +19,7 @@ from ._errors import RateLimitError
 from ._limiter import Limiter
 from ._loop import END, ModelCall, RunTools, _NextEvent
 from ._retry import retry_delay
+from ._telemetry import QUIET, Observer
 from ._tool_result import refused
 from ._tool_runner import INTERRUPTED_PENDING, ToolContext, ToolsDone, run_tools
 from ._workers import submit_to_background
@@ -40,6 +41,7 @@ class Sender:
     # The loop finalises each tool round's results when it gets them (the store write);
     # with a store attached, the async driver hands it that step in a worker thread.
     blocking_results: bool = False
+    observer: Observer = QUIET
 
 
 def drive(loop: Generator[Any, Any, None], sender: Sender) -> Iterator[Any]:
@@ -145,6 +147,7 @@ def _send_or_finished(loop: Generator[Any, Any, None], reply: Any) -> Any:
 
 
 def _open(sender: Sender, body: dict[str, Any]) -> EventStream:
+    sender.observer.request(body)
     attempt = 0
     while True:
         wait = sender.limiter.reserve()
@@ -152,7 +155,7 @@ def _open(sender: Sender, body: dict[str, Any]) -> EventStream:
             time.sleep(wait)
             wait = sender.limiter.paused_for()
         try:
-            return sender.provider.open(body)
+            return sender.observer.send(sender.provider.open, body)
         except Exception as e:
             delay = _retry(sender, attempt, e)
         if delay > 0:
@@ -161,6 +164,7 @@ def _open(sender: Sender, body: dict[str, Any]) -> EventStream:
 
 
 async def _open_async(sender: Sender, body: dict[str, Any]) -> AsyncEventStream:
+    sender.observer.request(body)
     attempt = 0
     while True:
         wait = sender.limiter.reserve()
@@ -168,7 +172,7 @@ async def _open_async(sender: Sender, body: dict[str, Any]) -> AsyncEventStream:
             await asyncio.sleep(wait)
             wait = sender.limiter.paused_for()
         try:
-            return await sender.provider.open_async(body)
+            return await sender.observer.send_async(sender.provider.open_async, body)
         except Exception as e:
             delay = _retry(sender, attempt, e)
         if delay > 0:
@@ -185,6 +189,7 @@ def _retry(sender: Sender, attempt: int, error: Exception) -> float:
     delay = retry_delay(attempt, error, sender.max_retries)
     if delay is None:
         raise error
+    sender.observer.retrying(attempt + 1, delay, error)
     if isinstance(error, RateLimitError) or getattr(error, "retry_after", None) is not None:
         sender.limiter.pause(delay)
         return 0.0

@@ -5,6 +5,13 @@ The turn loop calls it in one place for all four verbs. Every sink does work
 proportional to what it receives: text deltas are written as they come, never
 re-rendered with what came before, so 100 tool rounds cost 100 times one round.
 
+On a terminal, a text segment (the text between two tool calls, or the whole answer)
+streams as raw deltas while it is open; when it ends, the cursor goes back to where it
+began and the segment is drawn again as Markdown (headings, bold, lists, code, links as
+text), once. That redraw costs the segment's length, so the whole echo stays linear. A
+segment taller than the screen (partly scrolled away), one holding control characters,
+``echo="text"`` and output that is not a terminal stay as streamed: plain text.
+
 ``echo=`` modes: ``"none"``; ``"text"`` (the model's text); ``"output"`` (text, tool
 requests and results); ``"all"`` (also the user's prompt).
 """
@@ -12,6 +19,7 @@ requests and results); ``"all"`` (also the user's prompt).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
@@ -29,12 +37,15 @@ from ._content import (
 from ._tool_result import ContentToolResult
 
 if TYPE_CHECKING:
+    from ._echo_options import EchoOptions
     from ._turn import Turn
 
 __all__ = ["ConsoleEcho", "Echo", "EchoMode", "NullEcho", "make_echo"]
 
 EchoMode = Literal["none", "text", "output", "all"]
 ECHO_MODES = ("none", "text", "output", "all")
+# Characters that move the cursor in ways a segment's row count cannot follow.
+_UNCOUNTABLE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 
 
 class Echo(Protocol):
@@ -80,13 +91,27 @@ class ConsoleEcho:
         A ``rich.console.Console``; a new one on stdout by default.
     thinking
         Show the model's extended thinking as it streams, dimmed (hidden when False).
+    options
+        Display settings (:meth:`Chat.set_echo_options`).
     """
 
     def __init__(
-        self, mode: EchoMode = "output", console: Any = None, thinking: bool = True
+        self,
+        mode: EchoMode = "output",
+        console: Any = None,
+        thinking: bool = True,
+        options: EchoOptions | None = None,
     ) -> None:
+        from ._echo_options import EchoOptions
+
         self.mode = mode
+        self.options = options if options is not None else EchoOptions()
+        if console is None and self.options.rich_console:
+            from rich.console import Console
+
+            console = Console(**self.options.rich_console)
         self._console: Any = console
+        self._thinking_lines = 0
         self.thinking = thinking and mode != "text"
         self._file: IO[str] = console.file if console is not None else sys.stdout
         self._line_start = True
@@ -95,6 +120,13 @@ class ConsoleEcho:
         else:
             styled = self._file.isatty() and "NO_COLOR" not in os.environ
         self._dim, self._undim = ("\x1b[2m", "\x1b[22m") if styled else ("", "")
+        if console is not None:
+            terminal = console.is_terminal and not console.is_dumb_terminal
+        else:
+            terminal = self._file.isatty() and os.environ.get("TERM") != "dumb"
+        self._markdown = terminal and mode != "text"
+        self._segment: list[str] = []  # the open text segment's deltas (Markdown only)
+        self._segment_at_line_start = False
 
     @property
     def console(self) -> Any:
@@ -128,6 +160,10 @@ class ConsoleEcho:
     def text(self, delta: str) -> None:
         if not delta:
             return
+        if self._markdown:
+            if not self._segment:
+                self._segment_at_line_start = self._line_start
+            self._segment.append(delta)
         self._file.write(delta)
         self._line_start = delta.endswith("\n")
 
@@ -153,7 +189,7 @@ class ConsoleEcho:
             self.console.print(Text(f"🔧 {format_call(item)}", style="bold cyan"))
         elif isinstance(item, ContentToolResult):
             self._end_line()
-            self.console.print(result_rich(item))
+            self.console.print(result_rich(item, self.options.tool_result_max_lines))
         elif isinstance(item, ContentText):
             self.text(item.text)
             return
@@ -169,16 +205,30 @@ class ConsoleEcho:
             self._end_line()
             self._file.write(f"{self._dim}💭 {self._undim}")
             self._line_start = False
+            self._thinking_lines = 0
         elif delta.phase == "end":
             self._end_line()
         elif delta.thinking:
-            self._file.write(f"{self._dim}{delta.thinking}{self._undim}")
-            self._line_start = delta.thinking.endswith("\n")
+            self._thinking_text(delta.thinking)
+
+    def _thinking_text(self, text: str) -> None:
+        cap = self.options.thinking_max_lines
+        if cap is not None:
+            if self._thinking_lines >= cap:
+                return
+            lines = text.split("\n")
+            if self._thinking_lines + len(lines) - 1 >= cap:
+                text = "\n".join(lines[: cap - self._thinking_lines]) + " …"
+                self._thinking_lines = cap
+            else:
+                self._thinking_lines += len(lines) - 1
+        self._file.write(f"{self._dim}{text}{self._undim}")
+        self._line_start = text.endswith("\n")
 
     def _server_tool(self, item: ContentServerToolRequest | ContentServerToolResult) -> None:
         from ._display import server_tool_lines
 
-        title, lines, error = server_tool_lines(item)
+        title, lines, error = server_tool_lines(item, self.options.web_activity_max_sources)
         if not lines:
             self.console.print(title, style="bold red" if error else "bold cyan", markup=False)
             return
@@ -193,9 +243,34 @@ class ConsoleEcho:
         self._file.flush()
 
     def _end_line(self) -> None:
+        self._render_segment()
         if not self._line_start:
             self._file.write("\n")
             self._line_start = True
+
+    def _render_segment(self) -> None:
+        """Draw the text segment that just ended again, as Markdown, over its raw text."""
+        if not self._segment:
+            return
+        text = "".join(self._segment)
+        self._segment.clear()
+        if not self._segment_at_line_start or not text.strip() or _UNCOUNTABLE.search(text):
+            return
+        from rich.cells import cell_len
+
+        console = self.console
+        width = max(console.width, 1)
+        rows = sum(max(1, -(-cell_len(line) // width)) for line in text.split("\n"))
+        if rows >= console.height:
+            return  # its first rows scrolled out of reach: leave it as streamed
+        from rich.markdown import Markdown
+
+        # Up to the segment's first row (column 0), then clear to the end of the screen.
+        self._file.write(f"\x1b[{rows - 1}F\x1b[J" if rows > 1 else "\r\x1b[J")
+        # set_echo_options(rich_markdown=...) styles it; links stay plain text.
+        styling: dict[str, Any] = {**self.options.rich_markdown, "hyperlinks": False}
+        console.print(Markdown(text, **styling))
+        self._line_start = True
 
 
 def in_notebook() -> bool:
@@ -208,8 +283,15 @@ def in_notebook() -> bool:
     return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
 
 
-def make_echo(mode: str, console: Any = None, *, thinking: bool = True) -> Echo:
-    """The sink for ``mode`` in the current environment (``thinking``: show thinking)."""
+def make_echo(
+    mode: str,
+    console: Any = None,
+    *,
+    thinking: bool = True,
+    options: EchoOptions | None = None,
+) -> Echo:
+    """The sink for ``mode`` in the current environment (``thinking``: show thinking;
+    ``options``: display settings)."""
     if mode not in ECHO_MODES:
         raise ValueError(f"echo must be one of {', '.join(ECHO_MODES)}; got {mode!r}")
     if mode == "none":
@@ -217,5 +299,5 @@ def make_echo(mode: str, console: Any = None, *, thinking: bool = True) -> Echo:
     if console is None and in_notebook():
         from ._notebook import NotebookEcho
 
-        return NotebookEcho(mode)  # pyright: ignore[reportArgumentType]
-    return ConsoleEcho(mode, console, thinking)  # pyright: ignore[reportArgumentType]
+        return NotebookEcho(mode, options=options)  # pyright: ignore[reportArgumentType]
+    return ConsoleEcho(mode, console, thinking, options)  # pyright: ignore[reportArgumentType]

@@ -18,6 +18,7 @@
     ├── HistoryError                   a history that cannot be continued (e.g. a superseded stream)
     ├── ExpansionError (ValueError)    a message expansion built with a role it cannot carry
     ├── PersistenceError               a saved conversation that cannot be loaded
+    ├── McpServerError (RuntimeError)  an MCP server that cannot be connected to
     └── StoreError                     a tool-result store that cannot be opened, read or written
                                        (defined in ``_store/_protocol.py``)
 
@@ -38,6 +39,7 @@ __all__ = [
     "ChatlasLikeError",
     "ExpansionError",
     "HistoryError",
+    "McpServerError",
     "NotFoundError",
     "OverloadedError",
     "PermissionDeniedError",
@@ -166,6 +168,14 @@ class ExpansionError(ChatlasLikeError, ValueError):
 
 class PersistenceError(ChatlasLikeError):
     """A saved conversation cannot be read: corrupt, truncated, foreign or too new."""
+
+
+class McpServerError(ChatlasLikeError, RuntimeError):
+    """An MCP server could not be connected to, initialised or listed.
+
+    A ``RuntimeError`` too, as chatlas raises for a failed registration. Failures of a
+    call to a connected server are not raised: they become ``error`` tool results.
+    """
 
 
 class ToolRejectError(Exception):

@@ -154,8 +154,9 @@ def apply_expansions(run: Run) -> list[Turn]:
     contents: list[Content] = []
     inserted: list[Turn] = []
     for content in results_turn.contents:
-        if type(content) is ContentToolResult and content.message_expansion is not None:
+        if isinstance(content, ContentToolResult) and content.message_expansion is not None:
             result, messages = _apply_one(run, content, blocked)
+            run.observer.expanded(result, len(messages))
             contents.append(result)
             inserted.extend(messages)
         else:

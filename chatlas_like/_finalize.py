@@ -28,6 +28,7 @@ import orjson
 from ._content import ContentText
 from ._history import History
 from ._model_format import FormatError
+from ._telemetry import QUIET, Observer
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
 from ._utf8 import cut_to_bytes, utf8_length
@@ -86,12 +87,17 @@ class Finalizer:
     max_result_bytes: int
     keeper: Keeper | None = None
     store_max_bytes: int = 10_000_000
+    observer: Observer = QUIET
 
     def __call__(self, results: list[ContentToolResult]) -> list[ContentToolResult]:
         sequences = self.history.next_sequences(len(results))
         batch = [_whole(_formatted(r), n) for r, n in zip(results, sequences, strict=True)]
-        readable = self._keep(batch)
-        return [self._limit(item, pageable) for item, pageable in zip(batch, readable, strict=True)]
+        readable = self.observer.keeping(self._keep, batch)
+        final = [
+            self._limit(item, pageable) for item, pageable in zip(batch, readable, strict=True)
+        ]
+        self.observer.finalized(self.history.run_id, batch, final)
+        return final
 
     def _keep(self, batch: list[WholeResult]) -> Sequence[int | None]:
         if self.keeper is None or not batch:

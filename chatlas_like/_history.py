@@ -111,7 +111,7 @@ def answer_dangling(
     if index < len(turns) and turns[index].role == "user":
         follower = turns[index]
         existing = follower.tool_results
-        others = [c for c in follower.contents if type(c) is not ContentToolResult]
+        others = [c for c in follower.contents if not isinstance(c, ContentToolResult)]
         turns[index] = follower.copy_with([*existing, *results, *others])
     else:
         turns.insert(index, UserTurn(results))

@@ -30,14 +30,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._content import Content
+from ._content import Content, ContentToolRequest
 from ._echo import Echo
 from ._errors import ChatlasLikeError, ProviderError, StreamInterruptedError, ToolLoopLimitError
 from ._history import History, answer_dangling
 from ._options import ChatOptions
+from ._telemetry import QUIET, Observer
+from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult, refused
 from ._tool_runner import INTERRUPTED_PENDING, ToolsDone
 from ._tools import Tool, ToolBuiltIn
@@ -108,6 +110,7 @@ class Run:
     usage: TokenUsage = field(default_factory=TokenUsage)
     rounds: int = 0
     token: object = None
+    observer: Observer = QUIET
 
 
 def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
@@ -116,6 +119,7 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
     run.token = token = history.claim()
     echo = run.echo
     assert echo is not None
+    run.observer.begin()
     try:
         if prompt is not None:
             echo.user_turn(prompt)
@@ -140,6 +144,7 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
                 if first_call and prompt is not None:
                     history.remove(prompt, token)  # nothing was answered: the call can be retried
                 raise
+            run.observer.response(turn)
             first_call = False
             history.append(turn, token)
             if turn.tokens is not None:
@@ -174,9 +179,11 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
     except BaseException as error:
         if history.owns(token):
             answer_dangling(history.turns, _reason(error), run.finalize)
+        run.observer.failed(error)
         raise
     finally:
         echo.finish()
+        run.observer.end()
 
 
 class _Stopped(Exception):
@@ -192,6 +199,7 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
     yield_text = run.yield_text
     stop_requested = run.stop_requested
     separate = run.text_yielded  # a later turn's text is set apart from the earlier one's
+    described: dict[int, tuple[Content, Content]] = {}
     try:
         while True:
             if stop_requested is not None and stop_requested():
@@ -211,6 +219,7 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
                     run.text_yielded = True
                     yield out
             elif isinstance(out, Content):
+                out = _describe(out, run, described)
                 echo.content(out)
                 if run.yield_content:
                     yield out
@@ -227,7 +236,23 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
         if partial is not None:
             run.history.append(partial, run.token)
         raise StreamInterruptedError(f"{STREAM_ENDED} (no message_stop event)")
-    return accumulator.turn()
+    turn = accumulator.turn()
+    turn.contents[:] = [_describe(c, run, described) for c in turn.contents]  # not yet shared
+    return turn
+
+
+def _describe(content: Content, run: Run, described: dict[int, tuple[Content, Content]]) -> Content:
+    """A registered tool's request with its :class:`ToolInfo` (chatlas's ``request.tool``),
+    the same object whether it is streamed out first or met in the finished turn."""
+    if type(content) is not ContentToolRequest or content.tool is not None:
+        return content
+    seen = described.get(id(content))
+    if seen is not None:
+        return seen[1]
+    tool = run.tools.get(content.name)
+    new = content if tool is None else replace(content, tool=ToolInfo.from_tool(tool))
+    described[id(content)] = (content, new)  # the original is held, so its id stays unique
+    return new
 
 
 def _check_limits(run: Run, requests: list[Any]) -> None:

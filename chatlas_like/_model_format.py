@@ -33,7 +33,8 @@ JSON forms, encoded by orjson (never through the ``json`` module):
   suffixed ``.1``, ``.2``); a Series as ``{label: value}``, or a list when its index is
   the default ``RangeIndex``; polars and pyarrow frames as records, their series and
   arrays as lists; narwhals frames as records;
-* objects with ``to_json()`` (its text, when it is JSON) or ``to_dict()`` (its value);
+* objects with ``to_json()`` (its text, when it is JSON) or ``to_dict()`` (its value),
+  and objects with only ``to_pandas()`` (as that DataFrame);
 * integers beyond 64 bits (exact), and dicts with non-string keys (keys become text:
   ``1`` -> ``"1"``, a date -> its ISO form, a tuple -> its JSON).
 
@@ -702,6 +703,17 @@ def _is_json(text: str | bytes) -> bool:
     return True
 
 
+def _via_pandas(value: Any) -> Any:
+    """A frame of another library that converts itself (``to_pandas()``), as a pandas one."""
+    to_pandas = getattr(value, "to_pandas", None)
+    if not callable(to_pandas):
+        return _NO
+    try:
+        return to_pandas()
+    except Exception as e:
+        raise FormatError(f"{_type_name(value)}.to_pandas() raised {type(e).__name__}: {e}") from e
+
+
 def _narwhals(value: Any) -> Any:
     if not hasattr(value, "__narwhals_dataframe__") and not hasattr(value, "__dataframe__"):
         return _NO
@@ -733,6 +745,7 @@ _HANDLERS: tuple[Callable[[Any], Any], ...] = (
     _arrow_and_polars,
     _models,
     _data_methods,
+    _via_pandas,
     _narwhals,
     _collections,
 )

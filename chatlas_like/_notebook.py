@@ -17,6 +17,7 @@ from ._display import content_html, inserted_html
 
 if TYPE_CHECKING:
     from ._echo import EchoMode
+    from ._echo_options import EchoOptions
     from ._turn import Turn
 
 __all__ = ["NotebookEcho"]
@@ -24,6 +25,7 @@ __all__ = ["NotebookEcho"]
 # Thinking deltas would each become an output; a structured answer and citations are
 # already in the streamed text.
 _NOT_SHOWN = (ContentThinkingDelta, ContentCitation, ContentJson)
+DEFAULT_CARD_HEIGHT = "24em"  # what a card's preview is bounded by already
 GROWTH = 0.05  # re-render when the text grew by this share...
 MIN_GROWTH = 64  # ...and by at least this many characters
 
@@ -38,10 +40,18 @@ class NotebookEcho:
     display
         ``display(html, handle) -> handle``: shows ``html`` as a new output when
         ``handle`` is None, otherwise replaces that output; IPython's by default.
+    options
+        Display settings (:meth:`Chat.set_echo_options`): ``css_styles`` style the
+        text, ``tool_result_max_height`` bounds each tool card.
     """
 
-    def __init__(self, mode: EchoMode = "output", display: Any = None) -> None:
+    def __init__(
+        self, mode: EchoMode = "output", display: Any = None, *, options: EchoOptions | None = None
+    ) -> None:
+        from ._echo_options import EchoOptions
+
         self.mode = mode
+        self.options = options if options is not None else EchoOptions()
         self._display = display or _ipython_display
         self._handle: Any = None  # the output of the text segment being streamed
         self._parts: list[str] = []
@@ -77,7 +87,11 @@ class NotebookEcho:
             self.text(item.text)
             return
         self._close_text()
-        self._show(content_html(item), None)
+        card = content_html(item)
+        height = self.options.tool_result_max_height
+        if height is not None and height != DEFAULT_CARD_HEIGHT:
+            card = f"<div style='max-height:{height};overflow:auto'>{card}</div>"
+        self._show(card, None)
 
     def finish(self) -> None:
         self._close_text()
@@ -86,16 +100,20 @@ class NotebookEcho:
         joined = "".join(self._parts)
         self._parts = [joined]
         self._shown = self._length
-        self._handle = self._show(_text_html(joined), self._handle)
+        self._handle = self._show(self._styled(_text_html(joined)), self._handle)
 
     def _close_text(self) -> None:
         if self._length:
             from ._display import prose_html
 
-            self._handle = self._show(prose_html("".join(self._parts)), self._handle)
+            self._handle = self._show(self._styled(prose_html("".join(self._parts))), self._handle)
         self._parts = []
         self._length = self._shown = 0
         self._handle = None
+
+    def _styled(self, payload: str) -> str:
+        css = self.options.css()
+        return f"<div style='{html.escape(css)}'>{payload}</div>" if css else payload
 
     def _show(self, payload: str, handle: Any) -> Any:
         self.updates += 1

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 from ._chat import Chat
 from ._content import Content
 from ._limiter import Limiter
+from ._telemetry import traced_batch
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -294,6 +295,7 @@ def _last_text(conversation: Chat, data: Any) -> str:
     return turn.text if turn is not None else ""
 
 
+@traced_batch
 async def _converse_all(
     chat: ChatT,
     prompts: Sequence[Prompt],

@@ -37,6 +37,7 @@ import orjson
 from ._errors import PersistenceError
 from ._options import ChatOptions
 from ._serialize import TURNS_FORMAT, turns_from_data, turns_to_data
+from ._tool_info import ToolInfo
 from ._tools import Tool, ToolBuiltIn
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def chat_document(chat: Chat) -> dict[str, Any]:
         "last_sequence": chat._history.last_sequence,
         "system_prompt": chat.system_prompt,
         "tools": [_tool_data(t) for t in chat.get_tools()],
-        "turns": turns_to_data(chat.get_turns()),
+        "turns": turns_to_data(chat.get_turns(), _tool_infos(chat.get_tools())),
     }
 
 
@@ -115,7 +116,24 @@ def _reasoning(provider: Provider) -> str | dict[str, Any] | None:
 def _tool_data(tool: Tool | ToolBuiltIn) -> dict[str, Any]:
     if isinstance(tool, ToolBuiltIn):
         return {"name": tool.name, "builtin": tool.definition}
-    return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+    data = {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+    if tool.annotations:
+        data["annotations"] = tool.annotations
+    return data
+
+
+def _tool_infos(tools: Sequence[Tool | ToolBuiltIn]) -> dict[str, ToolInfo]:
+    """What requests of the saved tools know of them: written once, with the tools."""
+    return {t.name: ToolInfo.from_tool(t) for t in tools if isinstance(t, Tool)}
+
+
+def _saved_tool_infos(saved: Any) -> dict[str, ToolInfo]:
+    infos: dict[str, ToolInfo] = {}
+    for item in cast(list[Any], saved) if isinstance(saved, list) else []:
+        data = cast(dict[str, Any], item) if isinstance(item, dict) else {}
+        if "input_schema" in data and isinstance(data.get("name"), str):
+            infos[data["name"]] = ToolInfo.from_dict({**data, "parameters": data["input_schema"]})
+    return infos
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -158,6 +176,7 @@ def _fsync_directory(directory: Path) -> None:
 
 
 def load_chat(
+    chat_class: type[Chat],
     path: str | os.PathLike[str],
     tools: Sequence[Callable[..., Any] | Tool | ToolBuiltIn] = (),
     *,
@@ -168,17 +187,18 @@ def load_chat(
     paging: bool = False,
     options: Mapping[str, Any] | None = None,
 ) -> Chat:
-    """A chat from a file written by :func:`save_chat`."""
-    from ._chat import Chat
+    """A ``chat_class`` chat from a file written by :func:`save_chat`.
 
+    The class comes from the caller (``Chat.load``), so persistence never imports the chat.
+    """
     where = os.fspath(path)
     document = read_document(Path(path))
     try:
-        turns = turns_from_data(document["turns"])
+        turns = turns_from_data(document["turns"], _saved_tool_infos(document.get("tools")))
     except PersistenceError as e:
         raise PersistenceError(f"{where}: {e}") from None
     saved_options = _saved_options(document.get("options"))
-    chat = Chat(
+    chat = chat_class(
         provider or _provider(document["provider"], api_key, where),
         system_prompt=document.get("system_prompt"),
         store=store,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import fields
 from typing import Any, cast
 
@@ -38,7 +38,8 @@ from ._content import (
     ContentUnknown,
     ContentUploaded,
 )
-from ._errors import PersistenceError, RestoredToolError
+from ._errors import PersistenceError, RestoredToolError, ToolRejectError
+from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult
 from ._turn import TokenUsage, Turn, make_turn
 
@@ -104,14 +105,24 @@ def from_json(text: str | bytes) -> list[Turn]:
     return turns_from_data(data)
 
 
-def turns_to_data(turns: Sequence[Turn]) -> dict[str, Any]:
-    """The turns as plain data (JSON-ready)."""
+def turns_to_data(
+    turns: Sequence[Turn], known_tools: Mapping[str, ToolInfo] | None = None
+) -> dict[str, Any]:
+    """The turns as plain data (JSON-ready).
+
+    Each distinct :class:`ToolInfo` of the requests is written once, in ``tool_infos``,
+    and requests refer to it by index; one equal to ``known_tools[name]`` (the tools a
+    saved chat stores beside its turns) is referred to by its name instead.
+    """
     notes = _Warnings()
-    data = {
+    data: dict[str, Any] = {
         "format": TURNS_FORMAT,
         "version": TURNS_VERSION,
         "turns": [_turn_data(t, notes) for t in turns],
     }
+    infos = _share_tool_infos(data["turns"], known_tools or {})
+    if infos:
+        data["tool_infos"] = infos
     if notes.dropped:
         warnings.warn(
             "Not saved (orjson cannot encode them): " + "; ".join(sorted(notes.dropped)),
@@ -121,8 +132,8 @@ def turns_to_data(turns: Sequence[Turn]) -> dict[str, Any]:
     return data
 
 
-def turns_from_data(data: Any) -> list[Turn]:
-    """Turns from :func:`turns_to_data`'s output."""
+def turns_from_data(data: Any, known_tools: Mapping[str, ToolInfo] | None = None) -> list[Turn]:
+    """Turns from :func:`turns_to_data`'s output (``known_tools`` as given to it)."""
     if not isinstance(data, dict) or data.get("format") != TURNS_FORMAT:  # pyright: ignore[reportUnknownMemberType]
         raise PersistenceError(f"not a {TURNS_FORMAT} document")
     version = data.get("version")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
@@ -133,6 +144,7 @@ def turns_from_data(data: Any) -> list[Turn]:
         )
     turns = cast(list[dict[str, Any]], data["turns"])
     try:
+        _resolve_tool_infos(turns, data.get("tool_infos"), known_tools or {})  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         return [_turn_from(t) for t in turns]
     except (KeyError, TypeError, ValueError) as e:
         raise PersistenceError(f"a turn could not be read: {type(e).__name__}: {e}") from None
@@ -166,6 +178,62 @@ def _turn_from(data: dict[str, Any]) -> Turn:
     )
 
 
+# -- what each request knew of its tool, written once ------------------------------------------
+
+
+def _request_data(turns: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The data of every tool request: in assistant turns and inside results."""
+    for turn in turns:
+        for content in turn.get("contents") or ():
+            if not isinstance(content, dict):
+                continue
+            item = cast(dict[str, Any], content)
+            if item.get("type") == ContentToolRequest.content_type:
+                yield item
+            request = item.get("request")
+            if item.get("type") == ContentToolResult.content_type and isinstance(request, dict):
+                yield cast(dict[str, Any], request)
+
+
+def _share_tool_infos(
+    turns: list[dict[str, Any]], known: Mapping[str, ToolInfo]
+) -> list[dict[str, Any]]:
+    known_data = {name: info.to_dict() for name, info in known.items()}
+    table: list[dict[str, Any]] = []
+    index: dict[bytes, int] = {}
+    for request in _request_data(turns):
+        info = request.get("tool")
+        if not isinstance(info, dict):
+            continue
+        name = cast(dict[str, Any], info).get("name")
+        if isinstance(name, str) and known_data.get(name) == info:
+            request["tool"] = name
+            continue
+        key = orjson.dumps(info, option=orjson.OPT_SORT_KEYS)
+        if key not in index:
+            index[key] = len(table)
+            table.append(cast(dict[str, Any], info))
+        request["tool"] = index[key]
+    return table
+
+
+def _resolve_tool_infos(
+    turns: list[dict[str, Any]], table: Any, known: Mapping[str, ToolInfo]
+) -> None:
+    """Refs back to ToolInfo data; one that points nowhere is dropped (it only informs)."""
+    infos: list[Any] = cast(list[Any], table) if isinstance(table, list) else []
+    for request in _request_data(turns):
+        ref = request.get("tool")
+        if isinstance(ref, bool) or ref is None or isinstance(ref, dict):
+            continue
+        if isinstance(ref, int) and 0 <= ref < len(infos) and isinstance(infos[ref], dict):
+            request["tool"] = infos[ref]
+        elif isinstance(ref, str) and ref in known:
+            request["tool"] = known[ref].to_dict()
+        else:
+            del request["tool"]
+
+
 # -- content ----------------------------------------------------------------------------------
 
 
@@ -181,6 +249,10 @@ def content_to_data(content: Content, notes: _Warnings | None = None) -> dict[st
         value = getattr(content, f.name)
         if isinstance(value, bytes):
             value = base64.b64encode(value).decode()
+        elif isinstance(value, ToolInfo):
+            value = value.to_dict()
+        elif value is None and f.name == "tool":
+            continue  # an unregistered tool's request: written as before ToolInfo existed
         data[f.name] = value
     return data
 
@@ -195,6 +267,8 @@ def content_from_data(data: dict[str, Any]) -> Content:
         if values.get("data") is not None:
             values["data"] = base64.b64decode(values["data"])
         return _BINARY[kind](**values)
+    if isinstance(values.get("tool"), dict):
+        values["tool"] = ToolInfo.from_dict(values["tool"])
     if kind in _SIMPLE:
         return _SIMPLE[kind](**values)
     return ContentUnknown(dict(data))
@@ -255,6 +329,8 @@ def _error_data(error: BaseException | str) -> Any:
         return error
     if isinstance(error, RestoredToolError):
         return {"type": error.type_name, "message": error.message}
+    if isinstance(error, ToolRejectError):  # a rejection is saved as what the model read
+        return error.reason
     return {"type": type(error).__name__, "message": str(error)}
 
 

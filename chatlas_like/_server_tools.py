@@ -50,7 +50,12 @@ def _max_uses(max_uses: int | None) -> dict[str, Any]:
 
 
 class ToolWebSearch(ToolBuiltIn):
-    """Anthropic's web search tool (``web_search_20250305``); see :func:`tool_web_search`."""
+    """Anthropic's web search tool (``web_search_20250305``); see :func:`tool_web_search`.
+
+    The settings are attributes (``allowed_domains``, ``blocked_domains``,
+    ``user_location``, ``max_uses``), as in chatlas; :attr:`definition` is built from
+    them when the request is.
+    """
 
     def __init__(
         self,
@@ -60,16 +65,32 @@ class ToolWebSearch(ToolBuiltIn):
         user_location: UserLocation | None = None,
         max_uses: int | None = None,
     ) -> None:
+        _domains(allowed_domains, blocked_domains)
+        _max_uses(max_uses)
+        super().__init__("web_search", {}, description="Search the web.")
+        self.allowed_domains = list(allowed_domains) if allowed_domains else None
+        self.blocked_domains = list(blocked_domains) if blocked_domains else None
+        self.user_location = user_location
+        self.max_uses = max_uses
+
+    @property
+    def definition(self) -> dict[str, Any]:
+        """The tool's definition for Anthropic, from the current settings."""
         definition: dict[str, Any] = {"name": "web_search", "type": "web_search_20250305"}
-        definition.update(_max_uses(max_uses))
-        definition.update(_domains(allowed_domains, blocked_domains))
-        if user_location:
-            definition["user_location"] = {"type": "approximate", **user_location}
-        super().__init__("web_search", definition)
+        definition.update(_max_uses(self.max_uses))
+        definition.update(_domains(self.allowed_domains, self.blocked_domains))
+        if self.user_location:
+            definition["user_location"] = {"type": "approximate", **self.user_location}
+        return definition
 
 
 class ToolWebFetch(ToolBuiltIn):
-    """Anthropic's web fetch tool (``web_fetch_20250910``); see :func:`tool_web_fetch`."""
+    """Anthropic's web fetch tool (``web_fetch_20250910``); see :func:`tool_web_fetch`.
+
+    The settings are attributes (``allowed_domains``, ``blocked_domains``,
+    ``max_uses``, ``citations``, ``max_content_tokens``); :attr:`definition` is built
+    from them when the request is.
+    """
 
     def __init__(
         self,
@@ -80,14 +101,26 @@ class ToolWebFetch(ToolBuiltIn):
         citations: bool = False,
         max_content_tokens: int | None = None,
     ) -> None:
+        _domains(allowed_domains, blocked_domains)
+        _max_uses(max_uses)
+        super().__init__("web_fetch", {}, description="Fetch a web page by its URL.")
+        self.allowed_domains = list(allowed_domains) if allowed_domains else None
+        self.blocked_domains = list(blocked_domains) if blocked_domains else None
+        self.max_uses = max_uses
+        self.citations = citations
+        self.max_content_tokens = max_content_tokens
+
+    @property
+    def definition(self) -> dict[str, Any]:
+        """The tool's definition for Anthropic, from the current settings."""
         definition: dict[str, Any] = {"name": "web_fetch", "type": "web_fetch_20250910"}
-        definition.update(_max_uses(max_uses))
-        definition.update(_domains(allowed_domains, blocked_domains))
-        if citations:
+        definition.update(_max_uses(self.max_uses))
+        definition.update(_domains(self.allowed_domains, self.blocked_domains))
+        if self.citations:
             definition["citations"] = {"enabled": True}
-        if max_content_tokens is not None:
-            definition["max_content_tokens"] = max_content_tokens
-        super().__init__("web_fetch", definition)
+        if self.max_content_tokens is not None:
+            definition["max_content_tokens"] = self.max_content_tokens
+        return definition
 
 
 def tool_web_search(

@@ -3,7 +3,10 @@
 ``closed_schema(Model)`` is the model's JSON Schema made acceptable to Anthropic's
 structured outputs: every object is closed (``additionalProperties: false``; a mapping
 with free keys such as ``dict[str, int]`` or ``dict[str, Any]`` cannot be, and is
-refused), nested
+refused). A model that allows extra keys (``extra="allow"``) is never closed silently:
+structured outputs cannot express it, so ``"auto"`` asks for it through the forced tool,
+whose schema keeps ``additionalProperties: true``, and an explicit ``"native"`` is a
+``TypeError`` before any request. Nested
 models stay ``$defs`` referenced by ``$ref``, and keywords the API does not enforce
 (``minimum``, ``maxLength``...) move into the description, where the model still reads
 them; pydantic enforces them when the answer is validated. The same schema serves the
@@ -25,6 +28,7 @@ from ._turn import Turn
 __all__ = [
     "STRUCTURED_TOOL",
     "StructuredMode",
+    "allows_extra_keys",
     "closed_schema",
     "extract_value",
     "supports_structured_outputs",
@@ -64,12 +68,24 @@ def supports_structured_outputs(model: str) -> bool:
 
 
 @lru_cache(maxsize=256)
-def closed_schema(data_model: type[Any]) -> dict[str, Any]:
+def closed_schema(data_model: type[Any], open_allowed: bool = False) -> dict[str, Any]:
     """The JSON Schema of a pydantic model, with every object closed.
 
-    Cached per model class: the schema is built once per model, not once per request.
-    Treat the returned dict as read-only.
+    With ``open_allowed``, a model that allows extra keys (``extra="allow"``) keeps
+    ``additionalProperties: true``; without, it is a ``TypeError`` (never closed
+    silently). Cached per model class: the schema is built once per model, not once per
+    request. Treat the returned dict as read-only.
     """
+    return _close(_model_schema(data_model), data_model.__name__, open_allowed)
+
+
+@lru_cache(maxsize=256)
+def allows_extra_keys(data_model: type[Any]) -> bool:
+    """Whether the model, or a model inside it, allows extra keys (``extra="allow"``)."""
+    return _has_open_object(_model_schema(data_model))
+
+
+def _model_schema(data_model: type[Any]) -> dict[str, Any]:
     from pydantic import BaseModel
 
     if not (isinstance(data_model, type) and issubclass(data_model, BaseModel)):
@@ -77,22 +93,38 @@ def closed_schema(data_model: type[Any]) -> dict[str, Any]:
             f"data_model must be a pydantic BaseModel subclass, not {data_model!r}; "
             "wrap a list in a model field (e.g. `people: list[Person]`)"
         )
-    return _close(data_model.model_json_schema(), data_model.__name__)
+    return data_model.model_json_schema()
 
 
-def _close(schema: dict[str, Any], where: str) -> dict[str, Any]:
+def _has_open_object(node: Any) -> bool:
+    if isinstance(node, list):
+        return any(_has_open_object(item) for item in node)  # pyright: ignore[reportUnknownVariableType]
+    if not isinstance(node, dict):
+        return False
+    schema: dict[str, Any] = node  # pyright: ignore[reportUnknownVariableType]
+    if schema.get("additionalProperties") is True and "properties" in schema:
+        return True
+    return any(_has_open_object(value) for value in schema.values())
+
+
+def _close(schema: dict[str, Any], where: str, open_allowed: bool = False) -> dict[str, Any]:
     """``schema`` closed; ``where`` names it in errors (``Model.field``)."""
     out: dict[str, Any] = {}
     moved: dict[str, Any] = {}
+    stays_open = False
     for key, value in schema.items():
         if key == "properties":
-            out[key] = {name: _close(sub, f"{where}.{name}") for name, sub in value.items()}
+            out[key] = {
+                name: _close(sub, f"{where}.{name}", open_allowed) for name, sub in value.items()
+            }
         elif key == "$defs":
-            out[key] = {name: _close(sub, name) for name, sub in value.items()}
+            out[key] = {name: _close(sub, name, open_allowed) for name, sub in value.items()}
         elif key in ("items",) and isinstance(value, dict):
-            out[key] = _close(value, f"{where}[]")  # pyright: ignore[reportUnknownArgumentType]
+            out[key] = _close(value, f"{where}[]", open_allowed)  # pyright: ignore[reportUnknownArgumentType]
         elif key in ("anyOf", "allOf", "oneOf"):
-            out["allOf" if key == "allOf" else "anyOf"] = [_close(v, where) for v in value]
+            out["allOf" if key == "allOf" else "anyOf"] = [
+                _close(v, where, open_allowed) for v in value
+            ]
         elif key == "format":
             if value in _FORMATS:
                 out[key] = value
@@ -104,14 +136,17 @@ def _close(schema: dict[str, Any], where: str) -> dict[str, Any]:
             # A mapping (dict[str, X], dict[str, Any], dict): free keys, no listed ones.
             if not isinstance(value, bool) or (value and "properties" not in schema):
                 raise _open_mapping(where)
-            continue  # every object is closed below
+            if value and not open_allowed:
+                raise _open_model(where)
+            stays_open = value  # extra="allow", asked through the forced tool
+            continue  # every other object is closed below
         elif key in _KEPT:
             out[key] = value
         else:
             moved[key] = value
     if out.get("type") == "object":
         out.setdefault("properties", {})
-        out["additionalProperties"] = False
+        out["additionalProperties"] = stays_open
     if moved:
         note = "{" + ", ".join(f"{k}: {v}" for k, v in moved.items()) + "}"
         description = out.get("description")
@@ -126,6 +161,15 @@ def _open_mapping(where: str) -> TypeError:
         "outputs cannot express: every object must list its keys. Use a list of key/value "
         "models instead, e.g. `list[Entry]` with `class Entry(BaseModel): key: str; "
         "value: int`"
+    )
+
+
+def _open_model(where: str) -> TypeError:
+    return TypeError(
+        f"{where} allows extra keys (extra='allow'), which Anthropic's structured outputs "
+        "cannot express (every object must be closed). Leave ChatAnthropic's "
+        "structured_output_mode at 'auto' or set it to 'tool' (the data is then asked "
+        "for through a forced tool, whose schema stays open), or close the model"
     )
 
 

@@ -41,8 +41,10 @@ from ._model_format import (
     _recover,
     format_value,
 )
+from ._renderers import render, render_text
 
 if TYPE_CHECKING:
+    from ._errors import ToolRejectError
     from ._expansion import MessageExpansion
 
 __all__ = ["ContentToolResult", "ModelFormat", "Outcome", "failed", "refused"]
@@ -146,6 +148,9 @@ class ContentToolResult(Content):
         Data the application keeps with the result; never sent to the model.
     request
         The request this result answers; set by the Chat.
+    id, name, arguments
+        chatlas's way to say which call this answers: without a ``request``, they
+        build one; with one, they must agree with it.
     options
         Provider options for the result's block, e.g.
         ``{"cache_control": {"type": "ephemeral"}}``.
@@ -200,7 +205,13 @@ class ContentToolResult(Content):
         original_length: int | None = None,
         stored_length: int | None = None,
         is_truncated: bool = False,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        arguments: Any = None,
     ) -> None:
+        if id is not None or name is not None or arguments is not None:
+            request = _request_for(request, id, name, arguments)
         if outcome is None:
             outcome = "success" if error is None else "error"
         elif outcome not in OUTCOMES:
@@ -383,26 +394,48 @@ class ContentToolResult(Content):
     # -- display ---------------------------------------------------------------------
 
     def __str__(self) -> str:
-        from ._display import format_result
-
-        return format_result(self)
+        return render_text("format_result", self)
 
     def __rich__(self) -> Any:
         """Render for a terminal (rich): outcome, call and a capped preview."""
-        from ._display import result_rich
-
-        return result_rich(self)
+        return render("result_rich", self)
 
     def tagify(self) -> Any:
         """Render as an htmltools tag (for Shiny), with everything escaped."""
-        from ._display import result_tag
+        return render("result_tag", self)
 
-        return result_tag(self)
+    def to_html(self) -> str:
+        """The result as an HTML card (what notebooks show), with everything escaped."""
+        return render_text("result_html", self)
+
+
+def _request_for(
+    request: ContentToolRequest | None, id: str | None, name: str | None, arguments: Any
+) -> ContentToolRequest:
+    """The request a result answers, from chatlas's ``id=``/``name=``/``arguments=``."""
+    if request is None:
+        return ContentToolRequest(id or "", name or "", {} if arguments is None else arguments)
+    given = {"id": id, "name": name, "arguments": arguments}
+    for key, value in given.items():
+        if value is not None and value != getattr(request, key):
+            raise ValueError(
+                f"{key}={value!r} disagrees with the request's {key} "
+                f"{getattr(request, key)!r}; give one or the other"
+            )
+    return request
 
 
 def refused(request: ContentToolRequest, message: str) -> ContentToolResult:
     """A call turned down before it could change anything; safe to resend corrected."""
     return ContentToolResult(error=message, outcome="refused", request=request)
+
+
+def rejected(request: ContentToolRequest, error: ToolRejectError) -> ContentToolResult:
+    """A call turned down with :class:`ToolRejectError`: refused, the model reads its
+    reason, and ``error`` is the exception itself for the rest of the run (as in chatlas;
+    a saved chat keeps the reason)."""
+    result = refused(request, error.reason)
+    return result.with_model_value(result.get_model_value(), error=error)
 
 
 def failed(request: ContentToolRequest, message: str) -> ContentToolResult:

@@ -31,7 +31,8 @@ from ._callbacks import Allow, CallbackList, Deny, call_callback, callback_name
 from ._content import ContentToolRequest
 from ._errors import ToolRejectError
 from ._redact import describe_error
-from ._tool_result import ContentToolResult, failed, refused
+from ._telemetry import QUIET, Observer
+from ._tool_result import ContentToolResult, failed, refused, rejected
 from ._tools import ArgumentError, Tool, ToolBuiltIn
 from ._workers import WorkerPool
 
@@ -60,6 +61,7 @@ class ToolContext:
     review: Callable[[ContentToolRequest], Any] | None = None
     max_concurrency: int = 8
     timeout: float | None = None
+    observer: Observer = QUIET
 
 
 @dataclass(slots=True)
@@ -144,7 +146,7 @@ async def _review(slot: _Slot, tool: Tool, ctx: ToolContext) -> ContentToolResul
     try:
         decision = await call_callback(ctx.review, slot.request, ctx.pool)
     except ToolRejectError as e:
-        return refused(slot.request, e.reason)
+        return rejected(slot.request, e)
     except Exception as e:
         return _callback_failed(slot.request, "on_tool_review", ctx.review, e)
     if isinstance(decision, Deny):
@@ -165,7 +167,7 @@ async def _announce(request: ContentToolRequest, ctx: ToolContext) -> ContentToo
         try:
             await call_callback(callback, request, ctx.pool)
         except ToolRejectError as e:
-            return refused(request, e.reason)
+            return rejected(request, e)
         except Exception as e:
             return _callback_failed(request, "on_tool_request", callback, e)
     return None
@@ -216,7 +218,8 @@ class _Batch:
             slot.started = True
             timeout = tool.timeout if tool.timeout is not None else self.ctx.timeout
             try:
-                outcome = await asyncio.wait_for(_invoke(tool, kwargs, self.ctx.pool), timeout)
+                work = self.ctx.observer.running(slot.request, _invoke(tool, kwargs, self.ctx.pool))
+                outcome = await asyncio.wait_for(work, timeout)
             except TimeoutError:
                 return failed(
                     slot.request,
@@ -304,7 +307,7 @@ def _to_result(request: ContentToolRequest, outcome: Any) -> ContentToolResult:
     if isinstance(outcome, _Raised):
         error = outcome.error
         if isinstance(error, ToolRejectError):
-            return refused(request, error.reason)
+            return rejected(request, error)
         if not isinstance(error, Exception):
             return failed(
                 request, f"The call was interrupted: the tool raised {type(error).__name__}."

@@ -107,7 +107,7 @@ class Turn:
     @property
     def tool_results(self) -> list[ContentToolResult]:
         """The tool results in this turn, in order."""
-        return [c for c in self.contents if type(c) is ContentToolResult]
+        return [c for c in self.contents if isinstance(c, ContentToolResult)]
 
     def copy_with(self, contents: Sequence[Content]) -> Turn:
         """The same turn with other contents (a new object, same class)."""
@@ -142,6 +142,22 @@ class Turn:
 
     def __str__(self) -> str:
         return self.text
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Dict-style reading, for tools that take a chat client's turns as turn dicts.
+
+        shinychat does, when it restores a bookmarked page of
+        ``chat.enable_bookmarking(client)``: ``"role"`` is the turn's role and
+        ``"content"`` the turn as Markdown (tool calls and results fenced); any other
+        key gives ``default``.
+        """
+        if key == "role":
+            return self.role
+        if key == "content":
+            from ._display import content_markdown
+
+            return "\n\n".join(content_markdown(c) for c in self.contents)
+        return default
 
     def _repr_markdown_(self) -> str:
         from ._display import content_markdown

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
+import functools
 import queue
 import signal
 import threading
@@ -51,9 +53,14 @@ class WorkerPool:
         self._count = 0
 
     def submit(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
-        """Run ``fn()`` in a worker thread; its outcome lands in the returned future."""
+        """Run ``fn()`` in a worker thread; its outcome lands in the returned future.
+
+        ``fn`` runs in a copy of the submitter's context (as ``asyncio.to_thread``
+        does), so context variables, the current OpenTelemetry span among them, carry
+        over into the thread.
+        """
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        self._work.put((fn, future))
+        self._work.put((functools.partial(contextvars.copy_context().run, fn), future))
         with self._lock:
             if self._idle > 0:
                 self._idle -= 1  # that idle worker is now reserved for this item

@@ -40,7 +40,7 @@ import socket
 import threading
 import webbrowser
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._content import (
     Content,
@@ -107,7 +107,7 @@ def register_shinychat() -> None:
             role = "user" if turn.role == "user" and not turn.tool_results else "assistant"
             if all(isinstance(c, ContentText) for c in turn.contents):
                 return ChatMessage(content=turn.text, role=role)
-            return ChatMessage(content=HTML(_turn_body(turn)), role=role)
+            return ChatMessage(content=_turn_body(turn), role=role)
 
         def inserted_turn(turn: Turn) -> Any:
             return ChatMessage(content=HTML(inserted_html(turn)))
@@ -122,12 +122,22 @@ def register_shinychat() -> None:
         _registered = True
 
 
-def _turn_body(turn: Turn) -> str:
+def _turn_body(turn: Turn) -> Any:
+    """A whole turn as tags: tool calls through their own ``tagify()`` (a result
+    subclass's custom display too), everything else as escaped HTML."""
+    from htmltools import HTML, TagList
+
     from ._display import prose_html
 
-    return "".join(
-        prose_html(c.text) if isinstance(c, ContentText) else content_html(c) for c in turn.contents
-    )
+    pieces: list[Any] = []
+    for c in turn.contents:
+        if isinstance(c, ContentText):
+            pieces.append(HTML(prose_html(c.text)))
+        elif isinstance(c, (ContentToolRequest, ContentToolResult)):
+            pieces.append(c.tagify())
+        else:
+            pieces.append(HTML(content_html(c)))
+    return TagList(*pieces)
 
 
 def chat_ui(id: str, **kwargs: Any) -> Any:
@@ -205,6 +215,7 @@ def chat_server(
     stream: bool = True,
     echo: EchoOption | None = None,
     content: ContentOption = "all",
+    bookmark: bool = False,
 ) -> Chat:
     """Serve the chat component ``id`` for the current Shiny session.
 
@@ -227,6 +238,10 @@ def chat_server(
         chatlas.
     content
         ``"all"`` (default) shows tool calls and results as cards; ``"text"`` only text.
+    bookmark
+        Keep the conversation in the app's bookmarks (the app needs a
+        ``bookmark_store``): a bookmarked page opens with its messages shown as they
+        were and the history back in the session's chat.
 
     Returns
     -------
@@ -241,13 +256,18 @@ def chat_server(
     session_chat = chat.copy()
     component = shinychat.Chat(id)
     earlier = session_chat.get_turns()
+    bookmarked = _Bookmarked(session_chat) if bookmark else None
+    if bookmarked is not None:
+        component.enable_bookmarking(bookmarked)
 
     if earlier:
 
         @reactive.effect
         async def _replay() -> None:  # pyright: ignore[reportUnusedFunction]
-            for turn in earlier:
-                await component.append_message(turn)
+            # A restored bookmark brings its own messages (restore runs first).
+            if bookmarked is None or not bookmarked.restored:
+                for turn in earlier:
+                    await component.append_message(turn)
             _replay.destroy()
 
     @component.on_user_submit
@@ -258,6 +278,25 @@ def chat_server(
         await component.append_message_stream(pieces)
 
     return session_chat
+
+
+class _Bookmarked:
+    """What shinychat bookmarks of a session: its chat's history.
+
+    It has no turn-level access on purpose, so shinychat keeps the messages as shown
+    (tool cards included) and puts them back as they were.
+    """
+
+    def __init__(self, chat: Chat) -> None:
+        self.chat = chat
+        self.restored = False
+
+    async def get_state(self) -> Any:
+        return await self.chat.get_state()
+
+    async def set_state(self, state: Any) -> None:
+        await self.chat.set_state(state)
+        self.restored = True
 
 
 def _checked(stream: bool, echo: EchoOption | None, content: ContentOption) -> EchoOption:
@@ -285,8 +324,10 @@ class SessionServer:
         stream: bool = True,
         echo: EchoOption | None = None,
         content: ContentOption = "all",
+        bookmark: bool = False,
     ) -> None:
         self.chat = chat
+        self.bookmark = bookmark
         self.kwargs = dict(kwargs or {})
         self.stream = stream
         self.echo: EchoOption = _checked(stream, echo, content)
@@ -300,6 +341,7 @@ class SessionServer:
             stream=self.stream,
             echo=self.echo,
             content=self.content,
+            bookmark=self.bookmark,
         )
 
 
@@ -311,6 +353,7 @@ def chat_app(
     echo: EchoOption | None = None,
     content: ContentOption = "all",
     kwargs: Mapping[str, Any] | None = None,
+    bookmark_store: Literal["url", "server", "disable"] = "disable",
     **ui_kwargs: Any,
 ) -> Any:
     """A Shiny app (``shiny.App``) with one chat; each session gets a copy of ``chat``.
@@ -323,6 +366,10 @@ def chat_app(
         The page's title.
     stream, echo, content, kwargs
         How each answer is asked for and shown (see :func:`chat_server`).
+    bookmark_store
+        ``"url"`` keeps each conversation in the page's URL after every answer (its
+        history and messages; a long chat makes a long URL), ``"server"`` on the
+        server (Shiny's bookmark directory), ``"disable"`` (default) not at all.
     **ui_kwargs
         Passed to :func:`chat_ui` (``placeholder``, ``greeting``...).
     """
@@ -330,14 +377,27 @@ def chat_app(
         from shiny import App, ui
     except ImportError as e:
         raise ImportError(INSTALL_HINT) from e
-    server = SessionServer(chat, kwargs=kwargs, stream=stream, echo=echo, content=content)
+    if bookmark_store not in ("url", "server", "disable"):
+        raise ValueError(
+            f"bookmark_store must be 'url', 'server' or 'disable', got {bookmark_store!r}"
+        )
+    bookmark = bookmark_store != "disable"
+    server = SessionServer(
+        chat, kwargs=kwargs, stream=stream, echo=echo, content=content, bookmark=bookmark
+    )
     ui_kwargs.setdefault("placeholder", "Ask something…")
     page = ui.page_fillable(
         chat_ui("chat", **ui_kwargs),
         fillable_mobile=True,
         title=title or f"chatlas_like · {chat.provider.model}",
     )
-    return App(page, server)
+    if not bookmark:
+        return App(page, server)
+
+    def page_for(request: Any) -> Any:  # Shiny restores bookmarks into a UI function
+        return page
+
+    return App(page_for, server, bookmark_store=bookmark_store)
 
 
 class AppServer:
@@ -420,5 +480,8 @@ def serve_app(
         webbrowser.open(server.url)
     if background:
         return server
-    server.serve()
+    try:
+        server.serve()
+    except KeyboardInterrupt:  # Ctrl-C is how a blocking app is stopped: no traceback
+        print("chatlas_like: the chat app stopped.", flush=True)
     return None

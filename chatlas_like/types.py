@@ -5,7 +5,7 @@ Light to import: nothing here loads the SDK, pydantic or rich.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ._chat import ChatResponse, ChatResponseAsync, ChatStream
 from ._content import (
@@ -36,9 +36,13 @@ from ._content import (
 from ._files import FileMetadata
 from ._missing import MISSING, MISSING_TYPE
 from ._server_tools import ToolWebFetch, ToolWebSearch, UserLocation
+from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult
 from ._turn import FinishReason, TokenUsage
 from .providers._base import ModelInfo
+
+if TYPE_CHECKING:
+    from ._parallel import StructuredChatResult
 
 ImageContentTypes = ImageContentType
 """chatlas's name for the image media types."""
@@ -90,11 +94,22 @@ __all__ = [
     "ImageContentTypes",
     "ModelInfo",
     "Source",
+    "StructuredChatResult",
     "SubmitInputArgsT",
     "TokenUsage",
     "ToolAnnotations",
+    "ToolInfo",
     "ToolWebFetch",
     "ToolWebSearch",
     "UserLocation",
     "WebSource",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # chatlas keeps StructuredChatResult here; it loads pydantic's side, so only on use.
+    if name == "StructuredChatResult":
+        from ._parallel import StructuredChatResult
+
+        return StructuredChatResult
+    raise AttributeError(f"module 'chatlas_like.types' has no attribute {name!r}")

@@ -22,7 +22,8 @@ def main(mode: str) -> None:
 
     def slow_tool() -> str:
         """Takes a long time."""
-        print("READY", flush=True)
+        sys.stdout.write("READY\n")  # one write: two tool threads print this at once
+        sys.stdout.flush()
         release.wait(30)
         return "finished late"
 

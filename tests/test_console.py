@@ -105,8 +105,14 @@ def test_ctrl_c_stops_a_running_tool_and_the_session_goes_on(offline: pexpect.sp
 
 
 def test_ctrl_d_ends_the_chat(offline: pexpect.spawn) -> None:
-    offline.sendeof()
-    offline.expect(pexpect.EOF)
+    # readline switches the terminal out of line mode after the prompt is drawn; an EOF
+    # typed in between is swallowed by that switch, so type it again until it lands.
+    for _ in range(20):
+        offline.sendeof()
+        if offline.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=3) == 0:
+            break
+    else:
+        pytest.fail("Ctrl-D never ended the chat")
     offline.close()
     assert offline.exitstatus == 0
 

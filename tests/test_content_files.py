@@ -202,11 +202,12 @@ def document_server() -> Iterator[str]:
     httpd.server_close()
 
 
-def test_content_document_url_downloads_the_document(serve: Any, document_server: str) -> None:
-    document = content_document_url(f"{document_server}/data/sales.csv")
-    assert document == ContentDocument(
-        data=b"region,q3\nMidwest,264\n", filename="sales.csv", mime_type="text/csv"
-    )
+def test_content_document_url_keeps_the_url_and_downloads_on_send(
+    serve: Any, document_server: str
+) -> None:
+    url = f"{document_server}/data/sales.csv"
+    document = content_document_url(url)
+    assert document == ContentDocument(url=url, filename="sales.csv", mime_type="text/csv")
     server = serve([Reply.text("Midwest")])
     make_chat(server, cache="none").chat("Top region?", document, echo="none")
     assert server.message_requests()[0]["messages"][0]["content"][1] == {
@@ -214,6 +215,57 @@ def test_content_document_url_downloads_the_document(serve: Any, document_server
         "title": "sales.csv",
         "source": {"type": "text", "media_type": "text/plain", "data": "region,q3\nMidwest,264\n"},
     }
+
+
+def test_content_document_url_is_built_offline() -> None:
+    document = content_document_url("http://127.0.0.1:9/offline/notes.md")
+    assert (document.url, document.data, document.mime_type) == (
+        "http://127.0.0.1:9/offline/notes.md",
+        None,
+        "text/markdown",
+    )
+
+
+def test_a_document_that_cannot_be_downloaded_fails_before_sending(serve: Any) -> None:
+    server = serve([Reply.text("never")])
+    chat = make_chat(server)
+    with pytest.raises(ValueError, match=r"could not download http://127\.0\.0\.1:9/gone\.txt"):
+        chat.chat("Read it", content_document_url("http://127.0.0.1:9/gone.txt"), echo="none")
+    assert server.message_requests() == []
+    assert chat.get_turns() == []
+
+
+@pytest.mark.parametrize(
+    ("name", "mime_type"),
+    [
+        ("notes.yaml", "text/plain"),
+        ("report.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+        ("table.xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+        ("letter.rtf", "application/rtf"),
+        ("old.doc", "application/msword"),
+        ("sheet.xls", "application/vnd.ms-excel"),
+        ("draft.odt", "application/vnd.oasis.opendocument.text"),
+    ],
+)
+def test_document_media_types_match_chatlas(tmp_path: Path, name: str, mime_type: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(b"x")
+    assert content_document_file(path).mime_type == mime_type
+
+
+def test_heic_images_are_accepted_and_refused_by_anthropic_before_sending(
+    tmp_path: Path, serve: Any
+) -> None:
+    path = tmp_path / "photo.heic"
+    path.write_bytes(b"not really heic")
+    image = content_image_file(path, resize="none")
+    assert image.image_content_type == "image/heic"
+    heif = content_image_url(f"data:image/heif;base64,{base64.b64encode(b'x').decode()}")
+    assert isinstance(heif, ContentImageInline) and heif.image_content_type == "image/heif"
+    server = serve([Reply.text("never")])
+    with pytest.raises(ValueError, match="not image/heic"):
+        make_chat(server).chat("What is this?", image, echo="none")
+    assert server.message_requests() == []
 
 
 def test_content_document_url_takes_data_urls_and_refuses_pdfs() -> None:

@@ -153,4 +153,4 @@ def test_a_5_mb_argument_is_cut_before_it_is_encoded() -> None:
 
 def test_a_preview_says_how_much_was_left_out() -> None:
     result = ContentToolResult(value="z" * 10_000, request=REQUEST)
-    assert f"[{10_000 - PREVIEW_CHARS:,} more characters]" in format_result(result)
+    assert f"… {10_000 - PREVIEW_CHARS:,} more characters" in format_result(result)

@@ -9,7 +9,17 @@ from typing import Any
 
 import chatlas_like
 
-HEAVY = ("anthropic", "pandas", "numpy", "pydantic", "rich", "htmltools", "httpx2")
+HEAVY = (
+    "anthropic",
+    "pandas",
+    "numpy",
+    "pydantic",
+    "rich",
+    "htmltools",
+    "httpx2",
+    "mcp",
+    "opentelemetry",
+)
 
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:

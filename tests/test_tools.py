@@ -85,7 +85,9 @@ def test_annotated_field_description_wins_over_the_docstring() -> None:
         """
         return city
 
-    assert Tool.from_func(f).parameters["properties"]["city"]["description"] == "From Field"
+    with pytest.warns(UserWarning, match="Field description of 'city' is sent"):
+        tool = Tool.from_func(f)
+    assert tool.parameters["properties"]["city"]["description"] == "From Field"
 
 
 def test_a_leading_underscore_name_keeps_its_name_in_schema_and_validation() -> None:

@@ -92,15 +92,16 @@ def run(ctx: Context) -> list[Line]:
     lines: list[Line] = []
     for stream, label in ((False, "JSON responses"), (True, "streaming")):
         params = {"stream": stream}
-        samples = ctx.interleave(
-            {
-                "ours": ours(ctx.url, params),
-                "floor": floor(ctx.url, params),
-                "chatlas": ctx.remote(NAME, params),
-            },
-            ctx.n(100, 8),
-            warmup=3,
-        )
+        sides = {
+            "ours": ours(ctx.url, params),
+            "floor": floor(ctx.url, params),
+            "chatlas": ctx.remote(NAME, params),
+        }
+        if ctx.tracer_provider and stream:
+            from .._tracing import with_tracer_provider
+
+            sides["ours+otel"] = with_tracer_provider(ours(ctx.url, params))
+        samples = ctx.interleave(sides, ctx.n(100, 8), warmup=3)
         for key in ("wall", "cpu"):
             lines.append(
                 Line(
@@ -116,4 +117,22 @@ def run(ctx: Context) -> list[Line]:
                     data=samples.to_json() if key == "wall" else {},
                 )
             )
+        if ctx.tracer_provider and stream:
+            lines.extend(_tracing_lines(samples))
     return lines
+
+
+def _tracing_lines(samples: Any) -> list[Line]:
+    """Ours with a tracer provider against ours without, from the same interleaved run."""
+    return [
+        Line(
+            ROW,
+            f"one tool round with a tracer provider ({key}); floor: ours without",
+            "ms",
+            ours=samples.median("ours+otel", key, 1e3),
+            floor=samples.median("ours", key, 1e3),
+            target="<= 1.05x without a provider",
+            target_ratio=1.05,
+        )
+        for key in ("wall", "cpu")
+    ]

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .._finalize import READ_MORE_TOOL, WholeResult
+from .._telemetry import store_failed
 from .._tools import Tool
 from .._utf8 import cut_to_bytes, utf8_length
 from ._protocol import StoreWarning, ToolResultStore
@@ -48,6 +49,7 @@ class StoreAttachment:
         try:
             self.store.write_many(records)
         except Exception as e:
+            store_failed(run_id, [r.sequence for r in records], e)
             warnings.warn(
                 f"tool results {records[0].sequence}-{records[-1].sequence} of run {run_id} "
                 f"were not stored: {type(e).__name__}: {e}",

@@ -1,4 +1,4 @@
-"""ChatAnthropic: the Anthropic provider, and the only module that imports the SDK.
+"""The Anthropic provider, and the only module that imports the SDK.
 
 The SDK is imported on the first request, not with the package. Requests go through the
 SDK's client (authentication, headers, connection pool, timeouts, status errors); its
@@ -6,6 +6,8 @@ own retries are off (``max_retries=0``) because the chat retries in one place (s
 :mod:`chatlas_like._retry`). The response body is read as raw server-sent events and
 decoded here, so streamed and non-streamed answers feed the same accumulator. SDK and
 transport errors become :mod:`chatlas_like._errors` exceptions in ``translate_error``.
+``ChatAnthropic()``, which builds a chat around this provider, is in ``_chat_anthropic``:
+a provider never imports the chat.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import date
 from functools import lru_cache
@@ -47,15 +49,12 @@ from ._anthropic_wire import (
 from ._base import ModelInfo, RequestSpec
 
 if TYPE_CHECKING:
-    from .._chat import Chat
     from .._content import ContentUploaded
     from .._files import FileMetadata, FileSource
-    from .._store import ToolResultStore
 
 __all__ = [
     "NO_PREFILL_MODELS",
     "AnthropicProvider",
-    "ChatAnthropic",
     "sdk_errors",
     "translate_error",
 ]
@@ -154,7 +153,7 @@ class AnthropicProvider:
         self._client: Any = None
         self._messages = MessageCache()
         self._async_clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, tuple[Any, AsyncIterator[None]]
+            asyncio.AbstractEventLoop, tuple[Any, AsyncGenerator[None]]
         ] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
@@ -178,7 +177,8 @@ class AnthropicProvider:
     def accumulator(self, spec: RequestSpec | None = None) -> AnthropicAccumulator:
         if spec is None or spec.data_model is None:
             return AnthropicAccumulator()
-        return AnthropicAccumulator(structured_mode(self.model, self.structured_output_mode))
+        mode = structured_mode(self.model, self.structured_output_mode, spec.data_model)
+        return AnthropicAccumulator(mode)
 
     def supports_prefill(self) -> bool:
         """Whether the model accepts a conversation ending with an assistant message."""
@@ -320,6 +320,13 @@ class AnthropicProvider:
             _close_quietly(self._client)
             self._client = None
 
+    async def close_async(self) -> None:
+        """Close the sync client's pool and the async client of the running event loop."""
+        self.close()
+        entry = self._async_clients.pop(asyncio.get_running_loop(), None)
+        if entry is not None:
+            await entry[1].aclose()  # its `finally` closes the client
+
     async def _async_client(self) -> Any:
         # Connections belong to the event loop that opened them: one client per loop,
         # closed by that loop's shutdown (asyncio.run, a notebook kernel exiting).
@@ -338,7 +345,9 @@ class AnthropicProvider:
         api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
             raise AuthenticationError(
-                "No Anthropic API key: pass api_key= to ChatAnthropic or set ANTHROPIC_API_KEY."
+                "No Anthropic API key: pass api_key= to ChatAnthropic or set ANTHROPIC_API_KEY. "
+                "To try chatlas_like without one, run `python -m chatlas_like chat --offline`, "
+                "or point base_url= at a scripted model (chatlas_like.testing.LoopbackServer)."
             )
         args: dict[str, Any] = {"api_key": api_key, "max_retries": 0, **self._client_kwargs}
         if self.base_url is not None:
@@ -402,7 +411,7 @@ def _close_quietly(client: Any) -> None:
         client.close()
 
 
-async def _close_with_loop(client: Any) -> AsyncIterator[None]:
+async def _close_with_loop(client: Any) -> AsyncGenerator[None]:
     """An async generator left suspended: the loop's ``shutdown_asyncgens`` closes it."""
     try:
         yield
@@ -550,84 +559,3 @@ def _retry_after(headers: Any) -> float | None:
         except ValueError:
             continue
     return None
-
-
-def ChatAnthropic(
-    *,
-    system_prompt: str | None = None,
-    model: str | None = None,
-    max_tokens: int = 4096,
-    cache: CacheTTL = "5m",
-    api_key: str | None = None,
-    base_url: str | None = None,
-    reasoning: int | ReasoningEffort | dict[str, Any] | None = None,
-    structured_output_mode: StructuredMode = "auto",
-    kwargs: dict[str, Any] | None = None,
-    store: ToolResultStore | str | os.PathLike[str] | None = None,
-    tenant_id: str | None = None,
-    paging: bool = False,
-    **options: Any,
-) -> Chat:
-    """Chat with an Anthropic Claude model.
-
-    Parameters
-    ----------
-    system_prompt
-        The system prompt.
-    model
-        The model, e.g. ``"claude-haiku-4-5"``; ``"claude-sonnet-5"`` by default (as chatlas).
-    max_tokens
-        The most tokens one answer may use.
-    cache
-        Prompt caching: ``"5m"`` (default), ``"1h"`` or ``"none"``.
-    api_key
-        The API key; ``ANTHROPIC_API_KEY`` when None. Never saved with a chat.
-    base_url
-        Another endpoint, e.g. the loopback server of :mod:`chatlas_like.testing`.
-    reasoning
-        Extended thinking. An int is a fixed thinking budget in tokens (below
-        ``max_tokens``); ``"low"``, ``"medium"``, ``"high"``, ``"xhigh"`` or ``"max"``
-        turns on adaptive thinking at that effort; a dict is sent as the API's
-        ``thinking`` object. Thinking blocks are kept with their signatures and sent
-        back unchanged.
-    structured_output_mode
-        How :meth:`~chatlas_like.Chat.chat_structured` asks for data: ``"auto"`` uses
-        Anthropic's structured outputs where the model has them (Claude 4.5 and later)
-        and a forced tool otherwise; ``"native"`` or ``"tool"`` force one way.
-    kwargs
-        Extra arguments for the SDK client (``timeout``, ``default_headers``...).
-    store
-        A tool-result store, or its URL or file path: every tool result is kept there
-        as it is made (see :class:`~chatlas_like.ToolResultStore`).
-    tenant_id
-        Whose results they are in the store.
-    paging
-        Let the model read past the cut of a long result from the store.
-    **options
-        Chat options (see :class:`~chatlas_like.ChatOptions`), e.g. ``max_tool_rounds``.
-
-    Returns
-    -------
-    Chat
-        A chat talking to the model.
-    """
-    from .._chat import Chat
-
-    provider = AnthropicProvider(
-        model=model or DEFAULT_MODEL,
-        max_tokens=max_tokens,
-        api_key=api_key,
-        base_url=base_url,
-        cache=cache,
-        client_kwargs=kwargs,
-        reasoning=reasoning,
-        structured_output_mode=structured_output_mode,
-    )
-    return Chat(
-        provider,
-        system_prompt=system_prompt,
-        store=store,
-        tenant_id=tenant_id,
-        paging=paging,
-        **options,
-    )

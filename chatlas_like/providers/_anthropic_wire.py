@@ -40,7 +40,12 @@ from .._content import (
     server_tool_result,
 )
 from .._errors import ProviderError, StreamInterruptedError
-from .._structured import STRUCTURED_TOOL, closed_schema, supports_structured_outputs
+from .._structured import (
+    STRUCTURED_TOOL,
+    allows_extra_keys,
+    closed_schema,
+    supports_structured_outputs,
+)
 from .._tool_result import ContentToolResult
 from .._tools import Tool, ToolBuiltIn
 from .._turn import AssistantTurn, FinishReason, TokenUsage, Turn
@@ -107,10 +112,11 @@ def build_request(
     tools = [tool_definition(t) for t in spec.tools]
     output_config: dict[str, Any] = {"effort": effort} if effort else {}
     if spec.data_model is not None:
-        schema = closed_schema(spec.data_model)
-        if structured_mode(model, structured) == "native":
+        if structured_mode(model, structured, spec.data_model) == "native":
+            schema = closed_schema(spec.data_model)
             output_config["format"] = {"type": "json_schema", "schema": schema}
         else:
+            schema = closed_schema(spec.data_model, open_allowed=True)
             tools.append(_structured_tool(schema, model, thinking))
             body["tool_choice"] = {"type": "tool", "name": STRUCTURED_TOOL}
     if tools:
@@ -142,9 +148,15 @@ def _structured_tool(
     }
 
 
-def structured_mode(model: str, structured: str) -> str:
-    """``"native"`` (``output_config.format``) or ``"tool"`` (a forced tool) for ``model``."""
+def structured_mode(model: str, structured: str, data_model: type[Any] | None = None) -> str:
+    """``"native"`` (``output_config.format``) or ``"tool"`` (a forced tool) for ``model``.
+
+    ``"auto"`` takes the forced tool for a data model that allows extra keys, which
+    structured outputs cannot express.
+    """
     if structured == "auto":
+        if data_model is not None and allows_extra_keys(data_model):
+            return "tool"
         return "native" if supports_structured_outputs(model) else "tool"
     return structured
 
@@ -153,6 +165,8 @@ def tool_definition(tool: Tool | ToolBuiltIn) -> dict[str, Any]:
     """A tool as the API declares it."""
     if isinstance(tool, ToolBuiltIn):
         return tool.definition
+    if not tool.description:  # the API takes no description better than an empty one
+        return {"name": tool.name, "input_schema": tool.parameters}
     return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
 
 
@@ -245,8 +259,7 @@ def content_block(content: Content) -> dict[str, Any] | None:
         if content.extra:
             block.update(content.extra)
         return block
-    if kind is ContentToolResult:
-        assert isinstance(content, ContentToolResult)
+    if isinstance(content, ContentToolResult):  # subclasses too (custom displays)
         return _tool_result_block(content)
     if kind is ContentToolRequest:
         assert isinstance(content, ContentToolRequest)
@@ -308,13 +321,13 @@ def _document_block(content: ContentDocument) -> dict[str, Any]:
             f"Anthropic takes documents as plain text or PDF, not {content.mime_type} "
             f"({content.filename}): convert it to text, or use content_pdf_file() for a PDF"
         )
-    if content.data is None:
-        raise ValueError(
-            f"Anthropic fetches only PDFs by URL, not {content.filename}: build it with "
-            "content_document_url(), which downloads it"
-        )
+    data = content.data
+    if data is None:  # Anthropic fetches only PDFs by URL: the document is fetched here
+        from .._content_files import fetch_document
+
+        data = fetch_document(str(content.url))
     try:
-        text = content.data.decode()
+        text = data.decode()
     except UnicodeDecodeError as e:
         raise ValueError(
             f"Anthropic takes documents as UTF-8 text; {content.filename} is not ({e})"

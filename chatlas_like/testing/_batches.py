@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
+from ._requests import RecordedRequest
 from ._scripted import Response
 from ._validator import Rejection, validate_request
 
 if TYPE_CHECKING:
-    from ._server import LoopbackServer, RecordedRequest
+    from ._server import LoopbackServer
 
 __all__ = ["MessageBatches"]
 
@@ -137,8 +138,6 @@ class MessageBatches:
                 validate_request(body, len(raw), no_prefill_models=self.server.no_prefill_models)
             except Rejection as r:
                 return _errored(custom_id, r.message, r.error_type)
-        from ._server import RecordedRequest
-
         synthetic = RecordedRequest("POST", "/v1/messages", {}, raw, body)
         response = self.server.backend.handle(synthetic, self.server.counters)
         if response is None:

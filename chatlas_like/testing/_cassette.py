@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from ._requests import RecordedRequest
 from ._scripted import Counters, Response
-from ._server import RecordedRequest
 
 __all__ = ["CassetteReplay", "comparable", "default_fixtures_dir"]
 

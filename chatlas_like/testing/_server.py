@@ -23,15 +23,15 @@ import threading
 import time
 from collections.abc import Callable, Collection, Mapping
 from contextlib import suppress
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 import orjson
 
 from .._workers import leave_signals_to_main_thread
 from ._batches import MessageBatches
 from ._files import FileStore
+from ._requests import Backend, RecordedRequest
 from ._scripted import Counters, Reply, Response, ScriptedModel, render_reply
 from ._validator import Rejection, validate_request
 
@@ -42,25 +42,6 @@ DEFAULT_MODELS = (
     ("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5", "2025-09-29T00:00:00Z"),
 )
 _CHUNK_BYTES = 16 * 1024
-
-
-@dataclass(slots=True)
-class RecordedRequest:
-    """One request the server received (header names lower-cased)."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    raw: bytes
-    body: Any = None
-    response_status: int | None = None
-    extra: dict[str, Any] = field(default_factory=lambda: {})
-
-
-class Backend(Protocol):
-    """Answers a request, or returns None to let the server answer (404, models...)."""
-
-    def handle(self, request: RecordedRequest, counters: Counters) -> Response | None: ...
 
 
 class _ScriptedBackend:

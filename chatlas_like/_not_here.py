@@ -1,0 +1,69 @@
+"""chatlas's public names that chatlas_like deliberately does not have, and what to use.
+
+``from chatlas_like import ChatOpenAI`` (or ``chatlas_like.ChatOpenAI``) raises
+:class:`NotInChatlasLikeError` saying so. It is an ``ImportError``, so that the message
+survives ``from ... import`` (Python replaces an ``AttributeError`` raised there with its
+own "cannot import name" message); ``hasattr()`` on these names raises it too.
+"""
+
+from __future__ import annotations
+
+from ._errors import ChatlasLikeError
+
+__all__ = ["NOT_HERE", "NotInChatlasLikeError", "not_here"]
+
+_ONLY_ANTHROPIC = (
+    "chatlas_like talks only to Anthropic's Messages API: use ChatAnthropic(model=...), "
+    "e.g. ChatAnthropic(model='claude-sonnet-4-5')"
+)
+_OTHER_PROVIDERS = {
+    "ChatAzureOpenAI": "Azure OpenAI",
+    "ChatAzureOpenAICompletions": "Azure OpenAI",
+    "ChatBedrock": "AWS Bedrock",
+    "ChatCloudflare": "Cloudflare Workers AI",
+    "ChatDatabricks": "Databricks",
+    "ChatDeepSeek": "DeepSeek",
+    "ChatGithub": "GitHub Models",
+    "ChatGoogle": "Google Gemini",
+    "ChatGroq": "Groq",
+    "ChatHuggingFace": "Hugging Face",
+    "ChatLMStudio": "LM Studio",
+    "ChatMistral": "Mistral",
+    "ChatOllama": "Ollama",
+    "ChatOpenAI": "OpenAI",
+    "ChatOpenAICompletions": "OpenAI",
+    "ChatOpenRouter": "OpenRouter",
+    "ChatPerplexity": "Perplexity",
+    "ChatPortkey": "Portkey",
+    "ChatPosit": "Posit AI",
+    "ChatSnowflake": "Snowflake Cortex",
+    "ChatVertex": "Google Vertex AI",
+}
+
+NOT_HERE: dict[str, str] = {
+    **{
+        name: f"{name} is chatlas's {where} provider; {_ONLY_ANTHROPIC}"
+        for name, where in _OTHER_PROVIDERS.items()
+    },
+    "ChatAuto": (
+        f"ChatAuto picks one of chatlas's providers from a string; {_ONLY_ANTHROPIC} "
+        "(the model name can come from your own setting)"
+    ),
+    "ChatBedrockAnthropic": (
+        "Claude through AWS Bedrock is not supported; use ChatAnthropic with an Anthropic "
+        "API key, or base_url= for a gateway that speaks Anthropic's Messages API"
+    ),
+}
+
+
+class NotInChatlasLikeError(ChatlasLikeError, ImportError):
+    """A chatlas name that chatlas_like deliberately does not have; the message says
+    what to use instead."""
+
+
+def not_here(name: str) -> NotInChatlasLikeError | None:
+    """The error for a chatlas name that is not here, or None for any other name."""
+    hint = NOT_HERE.get(name)
+    if hint is None:
+        return None
+    return NotInChatlasLikeError(hint, name=name)

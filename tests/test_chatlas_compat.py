@@ -1,0 +1,519 @@
+"""chatlas's documented examples, with only the import changed, on the loopback server.
+
+Written from chatlas 0.23.0's documentation (README, get-started, tool-calling,
+structured-data pages): each example runs as a chatlas user writes it, with
+``import chatlas_like as ctl`` for ``import chatlas as ctl`` and ``ChatAnthropic`` for
+the page's provider, and asserts what the page shows. The model is scripted: the
+``ANTHROPIC_BASE_URL`` the SDK reads points at a loopback server, so
+``ctl.ChatAnthropic()`` is written as in the docs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import gc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+import chatlas_like as ctl
+from chatlas_like import ContentToolResult, Turn
+from chatlas_like.testing import LoopbackServer, Reply
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """``serve(replies)``: the scripted model every ``ctl.ChatAnthropic()`` talks to."""
+    servers: list[LoopbackServer] = []
+
+    def serve(replies: Any) -> LoopbackServer:
+        server = LoopbackServer(replies).start()
+        servers.append(server)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        return server
+
+    yield serve
+    gc.collect()  # the examples never close their chats: their pools close here
+    for server in servers:
+        server.stop()
+
+
+def last_messages(server: LoopbackServer) -> list[dict[str, Any]]:
+    return server.message_requests()[-1]["messages"]
+
+
+def texts(message: dict[str, Any]) -> list[str]:
+    return [b["text"] for b in message["content"] if b["type"] == "text"]
+
+
+# -- get-started/chat ------------------------------------------------------------------------
+
+
+def test_chat_returns_a_response_whose_str_is_the_answer(api: Any) -> None:
+    server = api([Reply.text("Your name is not known to me.")])
+    chat = ctl.ChatAnthropic(system_prompt="You are a helpful assistant.")
+    response = chat.chat("What's my name?")
+    assert str(response) == "Your name is not known to me."
+    assert server.message_requests()[0]["system"][0]["text"] == "You are a helpful assistant."
+
+
+def test_echo_text_echoes_only_the_answer(api: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    api([Reply.tool_call("get_date", {}), Reply.text("It is 2024-01-01.")])
+    chat = ctl.ChatAnthropic()
+
+    def get_date() -> str:
+        "Get the date"
+        return "2024-01-01"
+
+    chat.register_tool(get_date)
+    chat.chat("What's the date?", echo="text")
+    shown = capsys.readouterr().out
+    assert "It is 2024-01-01." in shown and "get_date" not in shown
+
+
+def test_chat_history_is_sent_with_each_new_message(api: Any) -> None:
+    server = api([Reply.text("Hello Chatlas."), Reply.text("Your name is Chatlas.")])
+    chat = ctl.ChatAnthropic()
+    chat.chat("My name is Chatlas.")
+    assert str(chat.chat("What's my name?")) == "Your name is Chatlas."
+    assert [m["role"] for m in last_messages(server)] == ["user", "assistant", "user"]
+
+
+def test_reset_history_with_set_turns(api: Any) -> None:
+    server = api([Reply.text("Hello."), Reply.text("I don't know your name.")])
+    chat = ctl.ChatAnthropic()
+    chat.chat("My name is Chatlas.")
+    chat.set_turns([])
+    chat.chat("What's my name?")
+    assert len(last_messages(server)) == 1
+
+
+def test_fork_history_with_deepcopy(api: Any) -> None:
+    server = api([Reply.text("Hi."), Reply.text("Chatlas."), Reply.text("I don't know.")])
+    chat = ctl.ChatAnthropic()
+    chat_fork = copy.deepcopy(chat)
+    chat_fork.chat("My name is Chatlas.")
+    chat_fork.chat("What's my name?")
+    chat.chat("What's my name?")
+    assert len(last_messages(server)) == 1  # the original never heard the name
+    assert len(chat_fork.get_turns()) == 4
+
+
+def test_condense_history_to_the_last_turn(api: Any) -> None:
+    server = api([Reply.text("Hi."), Reply.text("You told me your name."), Reply.text("Ok.")])
+    chat = ctl.ChatAnthropic()
+    chat.chat("My name is Chatlas.")
+    chat.chat("Can you summarize our conversation so far?")
+    chat.set_turns([chat.get_last_turn()])  # pyright: ignore[reportArgumentType]
+    chat.chat("Thanks")
+    sent = last_messages(server)
+    assert [(m["role"], texts(m)) for m in sent] == [
+        ("assistant", ["You told me your name."]),
+        ("user", ["Thanks"]),
+    ]
+
+
+def test_export_the_history_to_html(
+    api: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api([Reply.text("Hello **Chatlas**.")])
+    monkeypatch.chdir(tmp_path)
+    chat = ctl.ChatAnthropic()
+    chat.chat("My name is Chatlas.")
+    chat.export("chat.html")
+    html = (tmp_path / "chat.html").read_text()
+    assert "<strong>Chatlas</strong>" in html and "My name is Chatlas." in html
+
+
+def test_multi_modal_input_sends_an_image_by_url(api: Any) -> None:
+    server = api([Reply.text("The Python logo.")])
+    chat = ctl.ChatAnthropic()
+    chat.chat(
+        ctl.content_image_url("https://www.python.org/static/img/python-logo.png"),
+        "Can you explain this logo?",
+    )
+    (message,) = last_messages(server)
+    assert message["content"][0] == {
+        "type": "image",
+        "source": {"type": "url", "url": "https://www.python.org/static/img/python-logo.png"},
+    }
+
+
+def test_multi_modal_input_sends_a_document_file(api: Any, tmp_path: Path) -> None:
+    server = api([Reply.text("Sales rose.")])
+    report = tmp_path / "quarterly-report.csv"
+    report.write_text("quarter,sales\nQ1,10\nQ2,12\n")
+    chat = ctl.ChatAnthropic()
+    chat.chat(ctl.content_document_file(report), "Summarize the trends in this data.")
+    (message,) = last_messages(server)
+    assert message["content"][0]["type"] == "document"
+    assert message["content"][0]["title"] == "quarterly-report.csv"
+
+
+# -- get-started/stream and async -------------------------------------------------------------
+
+
+def test_stream_yields_text_chunks_and_keeps_the_turns(api: Any) -> None:
+    api([Reply.text("Hello Chatlas. How can I help?", chunks=4)])
+    chat = ctl.ChatAnthropic(system_prompt="You are a helpful assistant.")
+    chunks = list(chat.stream("My name is Chatlas."))
+    assert len(chunks) > 1 and "".join(chunks) == "Hello Chatlas. How can I help?"
+    assert len(chat.get_turns()) == 2
+
+
+def test_stream_content_all_yields_tool_requests_and_results(api: Any) -> None:
+    api(
+        [Reply.tool_call("get_current_weather", {"lat": 37.7, "lng": -122.4}), Reply.text("Sunny.")]
+    )
+    chat = ctl.ChatAnthropic()
+
+    def get_current_weather(lat: float, lng: float):
+        "Get the current weather for a given location."
+        return "sunny"
+
+    chat.register_tool(get_current_weather)
+    kinds = [
+        type(chunk) for chunk in chat.stream("How's the weather in San Francisco?", content="all")
+    ]
+    assert ctl.ContentToolRequest in kinds and ctl.ContentToolResult in kinds
+
+
+def test_a_cancelled_stream_keeps_the_partial_answer(api: Any) -> None:
+    api([Reply.text("Once upon a time there was a very long story indeed.", chunks=10)])
+    chat = ctl.ChatAnthropic()
+    ctrl = ctl.StreamController()
+    chunks = []
+    for chunk in chat.stream("Write a long story", controller=ctrl):
+        chunks.append(chunk)
+        if len(chunks) >= 5:
+            ctrl.cancel()
+    last_turn = chat.get_last_turn()
+    assert last_turn is not None and last_turn.text == "".join(chunks)
+
+
+def test_stream_async(api: Any) -> None:
+    api([Reply.text("Hello Chatlas.", chunks=3)])
+    chat = ctl.ChatAnthropic(system_prompt="You are a helpful assistant.")
+    received: list[str] = []
+
+    async def do_stream(prompt: str) -> None:
+        stream = await chat.stream_async(prompt)
+        async for chunk in stream:
+            received.append(chunk)
+
+    asyncio.run(do_stream("My name is Chatlas."))
+    assert "".join(received) == "Hello Chatlas."
+
+
+# -- get-started/structured-data -------------------------------------------------------------
+
+
+class Person(BaseModel):
+    name: str
+    age: int
+
+
+def test_chat_structured_returns_the_model(api: Any) -> None:
+    api([Reply.text('{"name": "Susan", "age": 13}')])
+    chat = ctl.ChatAnthropic()
+    person = chat.chat_structured("My name is Susan and I'm 13 years old", data_model=Person)
+    assert repr(person) == "Person(name='Susan', age=13)"
+
+
+def test_chat_structured_takes_an_image(api: Any) -> None:
+    class Image(BaseModel):
+        primary_shape: str
+        primary_colour: str
+
+    server = api([Reply.text('{"primary_shape": "rectangle", "primary_colour": "blue"}')])
+    chat = ctl.ChatAnthropic()
+    image = chat.chat_structured(
+        ctl.content_image_url("https://www.r-project.org/Rlogo.png"), data_model=Image
+    )
+    assert str(image) == "primary_shape='rectangle' primary_colour='blue'"
+    assert last_messages(server)[0]["content"][0]["type"] == "image"
+
+
+def test_field_descriptions_and_docstrings_reach_the_model(api: Any) -> None:
+    class Person(BaseModel):
+        """A person"""
+
+        name: str = Field(description="Name")
+        age: int = Field(description="Age, in years")
+        hobbies: list[str] = Field(description="List of hobbies. Should be exclusive and brief.")
+
+    server = api([Reply.text('{"name": "Ada", "age": 36, "hobbies": ["maths"]}')])
+    ctl.ChatAnthropic().chat_structured("Ada, 36, loves maths", data_model=Person)
+    schema = server.message_requests()[0]["output_config"]["format"]["schema"]
+    assert schema["description"] == "A person"
+    assert schema["properties"]["age"]["description"] == "Age, in years"
+
+
+# -- get-started/tools -----------------------------------------------------------------------
+
+
+def get_current_weather(lat: float, lng: float):
+    """
+    Get the current weather given a latitude and longitude.
+
+    Parameters
+    ----------
+    lat: The latitude of the location.
+    lng: The longitude of the location.
+    """
+    return {"time": "2025-05-30T22:00", "temperature_2m": 23.3, "wind_speed_10m": 23.6}
+
+
+WEATHER = [
+    Reply.tool_call("get_current_weather", {"lat": 37.7749, "lng": -122.4194}),
+    Reply.text("The current weather in San Francisco is 23.3°C."),
+]
+
+
+def test_a_registered_tool_is_called_and_its_result_answered(
+    api: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = api(WEATHER)
+    chat = ctl.ChatAnthropic()
+    chat.register_tool(get_current_weather)
+    chat.chat("How's the weather in San Francisco?")
+    shown = capsys.readouterr().out
+    assert "get_current_weather(lat=37.7749, lng=-122.4194)" in shown
+    assert "23.3°C" in shown
+    (tool,) = server.message_requests()[0]["tools"]
+    assert tool["description"] == "Get the current weather given a latitude and longitude."
+    assert (
+        tool["input_schema"]["properties"]["lat"]["description"] == "The latitude of the location."
+    )
+    result = last_messages(server)[-1]["content"][0]
+    assert result["type"] == "tool_result" and '"temperature_2m":23.3' in result["content"]
+
+
+def test_a_tool_that_raises_tells_the_model_and_the_chat_goes_on(api: Any) -> None:
+    server = api(WEATHER)
+    chat = ctl.ChatAnthropic()
+
+    def get_current_weather(lat: float, lng: float):
+        "Get the current weather"
+        raise ValueError("Failed to get current temperature")
+
+    chat.register_tool(get_current_weather)
+    chat.chat("How's the weather in San Francisco?")
+    result = last_messages(server)[-1]["content"][0]
+    assert result["is_error"] is True
+    assert "Failed to get current temperature" in str(result["content"])
+
+
+def test_a_tool_can_return_an_image(api: Any) -> None:
+    server = api([Reply.tool_call("get_cat_image", {}), Reply.text("A cat.")])
+    chat = ctl.ChatAnthropic()
+
+    def get_cat_image():
+        """Get a random cat image from an API."""
+        return ctl.content_image_url("https://cdn2.thecatapi.com/images/DFHMMPNcD.jpg")
+
+    chat.register_tool(get_cat_image)
+    chat.chat("Get a cat image and describe what you see")
+    result = last_messages(server)[-1]["content"][0]
+    assert result["content"] == [
+        {
+            "type": "image",
+            "source": {"type": "url", "url": "https://cdn2.thecatapi.com/images/DFHMMPNcD.jpg"},
+        }
+    ]
+
+
+def test_built_in_web_search_is_declared_to_the_api(api: Any) -> None:
+    server = api([Reply.text("Top stories...")])
+    chat = ctl.ChatAnthropic()
+    chat.register_tool(ctl.tool_web_search())
+    chat.chat("What are the top news stories today?")
+    assert server.message_requests()[0]["tools"] == [
+        {"name": "web_search", "type": "web_search_20250305"}
+    ]
+
+
+class AddParams(BaseModel):
+    """Add two numbers together."""
+
+    a: int = Field(description="The first number to add.")
+
+    b: int = Field(description="The second number to add.")
+
+
+def test_register_tool_with_a_pydantic_model(api: Any) -> None:
+    server = api([Reply.tool_call("AddParams", {"a": 2, "b": 2}), Reply.text("4")])
+
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    chat = ctl.ChatAnthropic()
+    chat.register_tool(add, model=AddParams)
+    chat.chat("What is 2 + 2?")
+    (tool,) = server.message_requests()[0]["tools"]
+    assert (tool["name"], tool["description"]) == ("AddParams", "Add two numbers together.")
+    assert last_messages(server)[-1]["content"][0]["content"] == "4"
+
+
+def test_register_tool_with_a_numpy_docstring(api: Any) -> None:
+    server = api([Reply.tool_call("add", {"a": 2, "b": 2}), Reply.text("4")])
+
+    def add(a: int, b: int) -> int:
+        """
+        Add two numbers together.
+
+        Parameters
+        ----------
+        a : int
+            The first number to add.
+        b : int
+            The second number to add.
+        """
+        return a + b
+
+    chat = ctl.ChatAnthropic()
+    chat.register_tool(add)
+    chat.chat("What is 2 + 2?")
+    (tool,) = server.message_requests()[0]["tools"]
+    assert tool["input_schema"]["properties"]["b"]["description"] == "The second number to add."
+
+
+# -- tool-calling/approval -------------------------------------------------------------------
+
+
+def test_a_request_callback_can_reject_a_call(api: Any) -> None:
+    server = api([Reply.tool_call("list_files", {}), Reply.text("I cannot see your files.")])
+    chat = ctl.ChatAnthropic()
+    ran: list[str] = []
+
+    def list_files():
+        "List files in the user's current directory"
+        ran.append("list_files")
+        return ["a.txt"]
+
+    chat.register_tool(list_files)
+
+    def on_request(req: ctl.ContentToolRequest):
+        "Request callback to approve or deny tool calls"
+        raise ctl.ToolRejectError(f"The user has chosen to disallow the tool call '{req.name}'.")
+
+    chat.on_tool_request(on_request)
+    chat.chat("What files are available in my current directory?")
+    assert ran == []
+    result = last_messages(server)[-1]["content"][0]
+    assert result["is_error"] is True
+    assert "disallow the tool call 'list_files'" in str(result["content"])
+
+
+def test_a_tool_can_reject_its_own_call(api: Any) -> None:
+    server = api([Reply.tool_call("list_files", {}), Reply.text("I cannot see your files.")])
+    chat = ctl.ChatAnthropic()
+
+    def list_files():
+        "List files in the user's current directory"
+        raise ctl.ToolRejectError("The user has chosen to disallow the tool call.")
+
+    chat.register_tool(list_files)
+    chat.chat("What files are available in my current directory?")
+    result = last_messages(server)[-1]["content"][0]
+    assert "The user has chosen to disallow the tool call." in str(result["content"])
+
+
+# -- tool-calling/displays -------------------------------------------------------------------
+
+
+class WeatherToolResult(ContentToolResult):
+    def tagify(self) -> Any:
+        if self.error:
+            return super().tagify()
+        from htmltools import HTML
+
+        return HTML(f"<h6>Current weather</h6>Temperature: {self.value['temperature_2m']}°C")
+
+
+def weather_with_display(lat: float, lng: float):
+    """Get the current temperature given a latitude and longitude."""
+    return WeatherToolResult(value={"temperature_2m": 23.3})
+
+
+def test_a_custom_display_result_is_kept_and_answered(api: Any) -> None:
+    server = api(
+        [Reply.tool_call("weather_with_display", {"lat": 1, "lng": 2}), Reply.text("23.3")]
+    )
+    chat = ctl.ChatAnthropic()
+    chat.register_tool(weather_with_display)
+    chat.chat("Weather?")
+    (result,) = chat.get_turns()[2].tool_results
+    assert isinstance(result, WeatherToolResult)
+    assert "Current weather" in str(result.tagify())
+    assert last_messages(server)[-1]["content"][0].get("is_error") is not True
+
+
+def test_a_result_passed_to_the_model_as_is(api: Any) -> None:
+    server = api([Reply.tool_call("get_picture", {}), Reply.text("Four dice.")])
+    picture = [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+        }
+    ]
+
+    def get_picture():
+        "Returns an image"
+        return ctl.ContentToolResult(value=picture, model_format="as_is")
+
+    chat = ctl.ChatAnthropic()
+    chat.register_tool(get_picture)
+    res = chat.chat(
+        "You have a tool called 'get_picture' available to you. "
+        "When called, it returns an image. Tell me what you see in the image.",
+        echo="text",
+    )
+    assert str(res) == "Four dice."
+    assert last_messages(server)[-1]["content"][0]["content"] == picture
+
+
+def test_progressive_results_from_a_generator_tool(api: Any) -> None:
+    server = api([Reply.tool_call("summarize_files", {"paths": ["a", "b"]}), Reply.text("Done.")])
+
+    def summarize_files(paths: list[str]):
+        """Summarize each file, reporting progress along the way."""
+        for path in paths:
+            yield f"Read {path}"
+
+    chat = ctl.ChatAnthropic()
+    chat.register_tool(summarize_files)
+    chat.chat("Summarize a and b")
+    assert "Read a" in str(last_messages(server)[-1]["content"][0]["content"])
+    assert "Read b" in str(last_messages(server)[-1]["content"][0]["content"])
+
+
+# -- the Chat API reference ------------------------------------------------------------------
+
+
+def test_get_turns_with_tool_results_on_the_assistant_side(api: Any) -> None:
+    api(WEATHER)
+    chat = ctl.ChatAnthropic()
+    chat.register_tool(get_current_weather)
+    chat.chat("How's the weather in San Francisco?")
+    turns = chat.get_turns(tool_result_role="assistant")
+    assert [t.role for t in turns] == ["user", "assistant"]
+    assert isinstance(turns[-1], Turn)
+
+
+def test_the_system_prompt_property(api: Any) -> None:
+    server = api([Reply.text("Bonjour.")])
+    chat = ctl.ChatAnthropic()
+    chat.system_prompt = "Answer in French."
+    chat.chat("Hello")
+    assert server.message_requests()[0]["system"][0]["text"] == "Answer in French."
+    assert chat.get_turns(include_system_prompt=True)[0].role == "system"
+
+
+def test_other_providers_say_what_to_use_instead() -> None:
+    with pytest.raises(ImportError, match="use ChatAnthropic"):
+        ctl.ChatOpenAI()  # pyright: ignore[reportAttributeAccessIssue]

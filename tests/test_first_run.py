@@ -1,0 +1,113 @@
+"""What a newcomer meets in the first minutes: the demo, its next steps, the clear errors."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from chatlas_like import AuthenticationError, ChatAnthropic
+
+ROOT = Path(__file__).resolve().parent.parent
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def run_demo(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "chatlas_like", "demo", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, **env},
+        check=False,
+    )
+
+
+def test_the_demo_ends_with_what_to_try_next() -> None:
+    done = run_demo()
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # no warning, no traceback
+    tail = done.stdout.rstrip().splitlines()[-5:]
+    assert tail[0] == "Next:"
+    assert "-m chatlas_like chat --offline" in tail[1]
+    assert "-m chatlas_like demo --live" in tail[2]
+    assert tail[3].lstrip().startswith("notebooks/")
+    assert tail[4].lstrip().startswith("docs/")
+
+
+def test_the_demo_in_a_terminal_shows_the_answer_as_markdown() -> None:
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "chatlas_like", "demo"],
+        cwd=str(ROOT),
+        env={**os.environ, "TERM": "xterm"},
+        encoding="utf-8",
+        dimensions=(40, 120),
+        timeout=120,
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    streamed, rendered = (child.before or "").split("\x1b[J", 2)[1:]
+    assert "**Midwest**" in streamed  # raw while the answer streamed
+    assert "\x1b[1mMidwest\x1b[0m had the highest Q3 sales" in rendered  # then bold
+    assert "**" not in ANSI.sub("", rendered)
+
+
+def test_the_live_demo_without_a_key_says_so_in_one_line() -> None:
+    done = run_demo("--live", ANTHROPIC_API_KEY="")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("ANTHROPIC_API_KEY is not set")
+    assert "chatlas_like demo` (without --live)" in line
+
+
+def test_a_live_demo_that_cannot_connect_says_so_in_one_line() -> None:
+    # The test run's ANTHROPIC_BASE_URL is a closed loopback port.
+    done = run_demo("--live", ANTHROPIC_API_KEY="not-a-real-key")
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("✖ ProviderConnectionError:")
+    assert "Traceback" not in done.stdout
+
+
+def test_the_missing_key_error_says_how_to_try_the_library_offline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    chat = ChatAnthropic()
+    with pytest.raises(AuthenticationError, match=r"python -m chatlas_like chat --offline"):
+        chat.chat("Hello", echo="none")
+    assert chat.get_turns() == []
+
+
+APP = """
+from chatlas_like import ChatAnthropic
+from chatlas_like.testing import LoopbackServer, Reply
+
+with LoopbackServer([Reply.text("Hi")]) as server:
+    ChatAnthropic(base_url=server.url, api_key="test").app(launch_browser=False)
+print("the script goes on")
+"""
+
+
+def test_ctrl_c_stops_a_blocking_app_quietly(tmp_path: Path) -> None:
+    script = tmp_path / "app.py"
+    script.write_text(APP)
+    child = pexpect.spawn(sys.executable, [str(script)], encoding="utf-8", timeout=120)
+    child.expect_exact("the chat app is at")
+    child.expect_exact("\n")
+    child.sendintr()  # a real SIGINT, through the terminal
+    child.expect(pexpect.EOF)
+    child.close()
+    output = child.before or ""
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output
+    assert "the chat app stopped" in output and "the script goes on" in output
+    assert child.exitstatus == 0

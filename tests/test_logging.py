@@ -1,0 +1,285 @@
+"""The ``chatlas_like`` logger: quiet by default, CHATLAS_LOG / CHATLAS_LIKE_LOG, no secrets."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from chatlas_like import ContentToolResult, expand
+from chatlas_like._logging import LOGGER_NAME, configure_from_env, logger, scrub
+from chatlas_like.testing import Reply
+
+from .conftest import TEST_MODEL, make_chat
+
+Serve = Callable[..., Any]
+FAST_RETRY = {"retry-after-ms": "5"}
+ENV_SECRET = "pk-live-51HxQeRt9aBcDeF"
+KEY_SHAPED = "sk-ant-api03-Zx8Yw7Vu6Ts5Rq4Po3"
+DEPLOY_PATH = "/srv/deploy/payments/config/credentials.toml"
+
+
+@pytest.fixture(autouse=True)
+def _restore_logger() -> Iterator[None]:
+    """Leave the package logger as the test found it (level, handlers, propagation)."""
+    level, handlers, propagate = logger.level, list(logger.handlers), logger.propagate
+    yield
+    logger.setLevel(level)
+    logger.handlers[:] = handlers
+    logger.propagate = propagate
+
+
+@pytest.fixture
+def at_debug(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    """Every logger of the process at DEBUG, captured."""
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger=LOGGER_NAME)
+    return caplog
+
+
+def ours(caplog: pytest.LogCaptureFixture, level: int | None = None) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == LOGGER_NAME and (level is None or r.levelno == level)
+    ]
+
+
+def weather(city: str) -> str:
+    """The weather in a city."""
+    return f"{city}: sunny"
+
+
+def leaky_tool_chat(serve: Serve, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("PAYMENTS_API_KEY", ENV_SECRET)
+
+    def charge(amount: int) -> str:
+        """Charge a card."""
+        raise RuntimeError(
+            f"gateway refused key {ENV_SECRET} (fallback {KEY_SHAPED}); see {DEPLOY_PATH}"
+        )
+
+    server = serve([Reply.tool_call("charge", {"amount": 5}), Reply.text("It failed.")])
+    chat = make_chat(server)
+    chat.register_tool(charge)
+    return chat
+
+
+# -- no secrets, at any level -------------------------------------------------------------------
+
+
+def test_no_secret_from_a_tool_error_reaches_any_log_record_at_any_level(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch, at_debug: pytest.LogCaptureFixture
+) -> None:
+    chat = leaky_tool_chat(serve, monkeypatch)
+    chat.chat("Charge 5", echo="none")
+    assert ours(at_debug)  # the chat was logged, at several levels
+    for record in at_debug.records:
+        text = record.getMessage() + (record.exc_text or "") + str(record.exc_info or "")
+        for secret in (ENV_SECRET, KEY_SHAPED, "/srv/deploy/payments"):
+            assert secret not in text, (record.name, record.levelname)
+
+
+def test_a_failed_tool_call_is_logged_with_its_redacted_message(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch, at_debug: pytest.LogCaptureFixture
+) -> None:
+    chat = leaky_tool_chat(serve, monkeypatch)
+    chat.chat("Charge 5", echo="none")
+    call_id = chat.get_turns()[1].tool_requests[0].id
+    (line,) = [m for m in ours(at_debug, logging.INFO) if m.startswith("tool charge")]
+    assert line.startswith(f"tool charge ({call_id}): exception, ")
+    assert line.endswith(
+        ": RuntimeError: gateway refused key [REDACTED] (fallback [REDACTED]); see credentials.toml"
+    )
+
+
+def test_scrub_redacts_like_tool_errors_and_cuts_to_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PAYMENTS_API_KEY", ENV_SECRET)
+    assert scrub(f"key={ENV_SECRET} at {DEPLOY_PATH}") == "key=[REDACTED] at credentials.toml"
+    assert scrub("é" * 10, limit=5) == "éé... [cut: 5 of 20 bytes shown]"
+
+
+# -- what info and debug show -----------------------------------------------------------------
+
+
+def test_info_logs_each_request_response_and_tool_call(
+    serve: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=LOGGER_NAME)
+    server = serve([Reply.tool_call("weather", {"city": "Oslo"}), Reply.text("Sunny.")])
+    chat = make_chat(server)
+    chat.register_tool(weather)
+    chat.chat("Weather?", echo="none")
+    call_id = chat.get_turns()[1].tool_requests[0].id
+    lines = ours(caplog)
+    assert [line.split(":")[0] for line in lines] == [
+        "model request",
+        "model response",
+        f"tool weather ({call_id})",
+        "model request",
+        "model response",
+    ]
+    assert lines[0].startswith(f"model request: model={TEST_MODEL}, 1 messages, ")
+    assert lines[0].endswith(" bytes")
+    assert lines[1].startswith("model response: id=msg_")
+    assert ", stop=tool_use, tokens in=" in lines[1]
+    assert lines[2].startswith(f"tool weather ({call_id}): success, ")
+    assert lines[2].endswith(" ms, 11 bytes sent")
+    assert lines[3].startswith(f"model request: model={TEST_MODEL}, 3 messages, ")
+
+
+def test_info_logs_a_retry_with_its_wait(serve: Serve, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger=LOGGER_NAME)
+    server = serve(
+        [Reply.error(529, "overloaded_error", "busy", headers=FAST_RETRY), Reply.text("Hello.")]
+    )
+    chat = make_chat(server)
+    chat.chat("Hi", echo="none")
+    (line,) = [m for m in ours(caplog) if m.startswith("retry")]
+    assert line.startswith("retry 1 of 3 in 0.01 s after OverloadedError: ")
+
+
+def test_info_logs_an_expansion(serve: Serve, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger=LOGGER_NAME)
+
+    def manual() -> ContentToolResult:
+        """The manual."""
+        return expand(
+            "the whole manual",
+            [
+                {"role": "assistant", "content": "Here is the manual."},
+                {"role": "user", "content": "Manual text."},
+            ],
+        )
+
+    server = serve([Reply.tool_call("manual", {}), Reply.text("Read it.")])
+    chat = make_chat(server)
+    chat.register_tool(manual)
+    chat.chat("Read the manual", echo="none")
+    call_id = chat.get_turns()[1].tool_requests[0].id
+    assert f"expansion of manual ({call_id}): 2 messages inserted" in ours(caplog)
+
+
+def test_a_cut_result_is_logged_with_both_sizes(
+    serve: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=LOGGER_NAME)
+
+    def big() -> str:
+        """A long text."""
+        return "x" * 5000
+
+    server = serve([Reply.tool_call("big", {}), Reply.text("ok")])
+    chat = make_chat(server, max_result_bytes=1000)
+    chat.register_tool(big)
+    chat.chat("go", echo="none")
+    sent = chat.get_turns()[2].tool_results[0].stored_length
+    (line,) = [m for m in ours(caplog) if m.startswith("tool big")]
+    assert line.endswith(f" ms, {sent:,} bytes sent (cut from 5,000)")
+
+
+def test_bodies_are_logged_at_debug_only(serve: Serve, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger=LOGGER_NAME)
+    server = serve([Reply.text("Hello."), Reply.text("Again.")])
+    chat = make_chat(server)
+    chat.chat("Hi", echo="none")
+    assert ours(caplog, logging.DEBUG) == []
+    caplog.set_level(logging.DEBUG, logger=LOGGER_NAME)
+    chat.chat("Once more", echo="none")
+    request, response = ours(caplog, logging.DEBUG)
+    assert request.startswith('request body: {"model":') and '"Once more"' in request
+    assert response.startswith("response body: {") and '"Again."' in response
+
+
+def test_a_logged_body_is_cut_to_max_result_bytes(
+    serve: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger=LOGGER_NAME)
+    server = serve([Reply.text("Hello.")])
+    chat = make_chat(server, max_result_bytes=1500)
+    chat.chat("long " * 2000, echo="none")
+    (request,) = [m for m in ours(caplog, logging.DEBUG) if m.startswith("request body")]
+    assert request.endswith(" bytes shown]")
+    assert len(request.encode()) < 1500 + 100
+
+
+def test_a_failed_store_write_is_logged_as_a_warning(
+    serve: Serve, caplog: pytest.LogCaptureFixture, tmp_path: Any
+) -> None:
+    from chatlas_like import SqliteStore, StoreWarning
+
+    caplog.set_level(logging.WARNING, logger=LOGGER_NAME)
+    server = serve([Reply.tool_call("weather", {"city": "Oslo"}), Reply.text("Sunny.")])
+    chat = make_chat(server, store=SqliteStore(tmp_path / "no" / "such" / "dir.db"))
+    chat.register_tool(weather)
+    with pytest.warns(StoreWarning):
+        chat.chat("Weather?", echo="none")
+    (line,) = ours(caplog, logging.WARNING)
+    assert line.startswith(f"tool results 1-1 of run {chat.run_id} were not stored: StoreError")
+    assert str(tmp_path) not in line
+
+
+# -- turning it on ------------------------------------------------------------------------------
+
+
+def run_chat_in_child(url: str, **env: str) -> subprocess.CompletedProcess[str]:
+    code = (
+        "from chatlas_like import ChatAnthropic\n"
+        f"chat = ChatAnthropic(model={TEST_MODEL!r}, api_key='k', base_url={url!r})\n"
+        "print(chat.chat('Hi', echo='none'))\n"
+    )
+    base = {k: v for k, v in os.environ.items() if k not in ("CHATLAS_LOG", "CHATLAS_LIKE_LOG")}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**base, **env},
+        check=False,
+    )
+
+
+def test_nothing_is_logged_by_default(serve: Serve) -> None:
+    server = serve([Reply.text("Hello.")])
+    child = run_chat_in_child(server.url)
+    assert child.returncode == 0, child.stderr
+    assert child.stdout == "Hello.\n"
+    assert child.stderr == ""
+
+
+def test_chatlas_log_info_prints_readable_lines_to_stderr(serve: Serve) -> None:
+    server = serve([Reply.text("Hello.")])
+    child = run_chat_in_child(server.url, CHATLAS_LOG="info")
+    assert child.returncode == 0, child.stderr
+    lines = child.stderr.splitlines()
+    assert [line.split(" ", 3)[1:3] for line in lines] == [
+        ["chatlas_like", "INFO"],
+        ["chatlas_like", "INFO"],
+    ]
+    assert lines[0].split(" ", 3)[3].startswith(f"model request: model={TEST_MODEL}")
+
+
+def test_chatlas_like_log_wins_over_chatlas_log(serve: Serve) -> None:
+    server = serve([Reply.text("Hello.")])
+    child = run_chat_in_child(server.url, CHATLAS_LOG="info", CHATLAS_LIKE_LOG="debug")
+    assert child.returncode == 0, child.stderr
+    assert " chatlas_like DEBUG request body: " in child.stderr
+
+
+def test_an_unknown_level_warns_and_logs_at_info() -> None:
+    with pytest.warns(UserWarning, match="CHATLAS_LOG='loud' is not a chatlas_like log level"):
+        level = configure_from_env({"CHATLAS_LOG": "loud"})
+    assert level == logging.INFO
+    assert logger.level == logging.INFO
+
+
+def test_no_variable_leaves_the_logger_alone() -> None:
+    assert configure_from_env({}) is None
+    assert logger.level == logging.NOTSET
