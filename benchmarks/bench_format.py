@@ -342,7 +342,7 @@ def profile_small_dict(calls: int = 200_000) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--quick", action="store_true", help="5 rounds")
     parser.add_argument("--no-chatlas", action="store_true", help="skip chatlas's figures")
     parser.add_argument("--profile", action="store_true", help="profile the small-dict case")
