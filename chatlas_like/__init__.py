@@ -59,10 +59,10 @@ from ._expansion import ExpansionWarning, MessageExpansion, expand
 from ._options import CallOptions, ChatOptions
 from ._serialize import from_json, to_json
 from ._stream_controller import StreamController
-from ._tokens import ModelUsage, token_usage
+from ._tokens import ModelUsage, TokenUsage, token_usage
 from ._tool_result import ContentToolResult
 from ._tools import Tool, ToolBuiltIn
-from ._turn import AssistantTurn, SystemTurn, TokenUsage, Turn, UserTurn
+from ._turn import AssistantTurn, SystemTurn, Turn, Usage, UserTurn
 from .providers import Provider
 
 __version__ = "0.1.0"
@@ -136,6 +136,7 @@ __all__ = [
     "ToolResultRecord",
     "ToolResultStore",
     "Turn",
+    "Usage",
     "UserTurn",
     "batch_chat",
     "batch_chat_completed",
@@ -156,6 +157,7 @@ __all__ = [
     "parallel_chat",
     "parallel_chat_structured",
     "parallel_chat_text",
+    "set_token_price",
     "to_json",
     "token_usage",
     "tool_web_fetch",
@@ -183,6 +185,7 @@ if TYPE_CHECKING:
         parallel_chat_structured,
         parallel_chat_text,
     )
+    from ._prices import set_token_price
     from ._server_tools import tool_web_fetch, tool_web_search
     from ._store import (
         PostgresStore,
@@ -215,6 +218,7 @@ _LAZY: dict[str, str] = {
     "parallel_chat": "_parallel",
     "parallel_chat_structured": "_parallel",
     "parallel_chat_text": "_parallel",
+    "set_token_price": "_prices",
     "tool_web_fetch": "_server_tools",
     "tool_web_search": "_server_tools",
     "PostgresStore": "_store",

@@ -30,11 +30,11 @@ from ._options import CallOptions, ChatOptions
 from ._stream_controller import StreamController
 from ._structured import extract_value
 from ._telemetry import QUIET, Observer, observe_call
-from ._tokens import record_usage
+from ._tokens import TokensDict, format_tokens, record_usage
 from ._tool_result import ContentToolResult
 from ._tool_runner import ToolContext
 from ._tools import Tool, ToolBuiltIn
-from ._turn import AssistantTurn, SystemTurn, TokenUsage, Turn, UserTurn
+from ._turn import AssistantTurn, SystemTurn, Tokens, Turn, Usage, UserTurn
 from ._workers import WorkerPool
 from .providers._base import ModelInfo, Provider, RequestSpec
 
@@ -297,15 +297,116 @@ class Chat:
             self.token_count, *args, include=include, data_model=data_model
         )
 
-    def get_tokens(self) -> list[TokenUsage]:
-        """Token usage of each assistant turn, oldest first."""
-        return [t.tokens for t in self._history.turns if t.tokens is not None]
+    def get_tokens(self) -> list[TokensDict]:
+        """Tokens of each user and assistant turn, as chatlas reports them.
 
-    def token_usage(self) -> TokenUsage:
-        """Tokens used by this conversation so far."""
-        total = TokenUsage()
-        for tokens in self.get_tokens():
-            total = total + tokens
+        One dict per turn (``role``, ``tokens``, ``tokens_cached``, ``tokens_total``):
+        an assistant turn's output, and for the user turn before it the input that is
+        new since the previous answer (its ``tokens_total`` is the whole input sent).
+        Partial answers and the prompts they answer are left out.
+
+        Raises
+        ------
+        ValueError
+            The history does not alternate user and assistant turns with token counts
+            (e.g. turns given to ``set_turns``); each turn's ``tokens`` still tells.
+        """
+        turns = _complete_pairs(self._history.turns)
+        if not turns:
+            return []
+        hint = (
+            " This happens when the history was set by hand (set_turns()); each "
+            "assistant turn's `tokens` (from get_turns()) still has its counts."
+        )
+        if len(turns) % 2 or any(
+            t.role != ("user" if i % 2 == 0 else "assistant") for i, t in enumerate(turns)
+        ):
+            raise ValueError("Expected user and assistant turns in turn." + hint)
+        answers = turns[1::2]
+        if any(t.tokens is None for t in answers):
+            raise ValueError("Expected every assistant turn to have token counts." + hint)
+        found: list[TokensDict] = []
+        before: Tokens | None = None
+        for answer in answers:
+            tokens = cast(Tokens, answer.tokens)
+            sent = tokens[0] - sum(before) if before is not None else tokens[0]
+            found.append(
+                {
+                    "role": "user",
+                    "tokens": sent,
+                    "tokens_cached": tokens[2],
+                    "tokens_total": tokens[0],
+                }
+            )
+            found.append(
+                {
+                    "role": "assistant",
+                    "tokens": tokens[1],
+                    "tokens_cached": 0,
+                    "tokens_total": tokens[1],
+                }
+            )
+            before = tokens
+        return found
+
+    def get_cost(
+        self,
+        include: Literal["all", "last"] = "all",
+        token_price: tuple[float, float, float] | None = None,
+    ) -> float:
+        """What the conversation cost in USD, estimated from token counts and prices.
+
+        Parameters
+        ----------
+        include
+            ``"all"`` sums every answer; ``"last"`` gives the last one's cost.
+        token_price
+            ``(input, output, cached input)`` prices in USD per million tokens, for a
+            model the price table lacks (or see :func:`~chatlas_like.set_token_price`).
+
+        Raises
+        ------
+        KeyError
+            No price is known for the model and ``token_price`` was not given.
+        """
+        if include not in ("all", "last"):
+            raise ValueError(f"include must be 'all' or 'last', got {include!r}")
+        answers = [t for t in self._history.turns if t.role == "assistant" and not t.is_partial]
+        if not answers:
+            return 0.0
+        if include == "last":
+            answers = answers[-1:]
+        return sum(self._turn_cost(t, token_price) for t in answers)
+
+    def _turn_cost(self, turn: Turn, token_price: tuple[float, float, float] | None) -> float:
+        from ._prices import token_cost
+
+        tokens = turn.tokens
+        if token_price is not None:
+            if tokens is None:
+                raise ValueError("a turn without token counts has no cost to compute")
+            inp, out, cached = token_price
+            return tokens[0] * (inp / 1e6) + tokens[1] * (out / 1e6) + tokens[2] * (cached / 1e6)
+        if turn.cost is not None:
+            return turn.cost
+        if tokens is None:
+            raise ValueError("a turn without token counts or a cost has no cost to compute")
+        model = self._served_model(turn)
+        cost = token_cost(self.provider.name, model, tokens)
+        if cost is None:
+            raise KeyError(
+                f"No price is known for {self.provider.name} model {model!r}: pass "
+                "token_price=(input, output, cached_input) in USD per million tokens, "
+                "or set one with chatlas_like.set_token_price()."
+            )
+        return cost
+
+    def token_usage(self) -> Usage:
+        """All four token counts of this conversation so far, summed."""
+        total = Usage()
+        for turn in self._history.turns:
+            if turn.usage is not None:
+                total = total + turn.usage
         return total
 
     # -- tools -------------------------------------------------------------------------------
@@ -921,6 +1022,7 @@ class Chat:
             finalize=self._finalizer(options, observer),
             record_usage=self._record_usage,
             stop_requested=(lambda: controller.cancelled) if controller is not None else None,
+            stop_reason=(lambda: controller.reason) if controller is not None else None,
             observer=observer,
         )
         tools = ToolContext(
@@ -971,9 +1073,14 @@ class Chat:
             self._tools[tool.name] = tool
 
     def _record_usage(self, turn: AssistantTurn) -> None:
-        if turn.tokens is not None:
-            served = (turn.completion or {}).get("model") or self.provider.model
-            record_usage(self.provider.name, str(served), turn.tokens)
+        if turn.usage is not None and turn.tokens is not None:
+            model = self._served_model(turn)
+            record_usage(self.provider.name, model, turn.usage, turn.tokens, turn.cost)
+
+    def _served_model(self, turn: Turn) -> str:
+        """The model that answered (the one asked for, unless the provider says other)."""
+        served = (turn.completion_data or {}).get("model")
+        return str(served) if served else self.provider.model
 
     def close(self) -> None:
         """Release the provider's pooled connections (also done when the chat is collected)
@@ -1120,6 +1227,30 @@ class Chat:
         """``copy.deepcopy(chat)`` is :meth:`copy`: the provider (its connection pool),
         worker pool and rate limiter hold threads and locks, so they are shared."""
         return self.copy()
+
+    def __str__(self) -> str:
+        """The conversation as chatlas prints it: a summary line, then each turn."""
+        turns = self.get_turns(include_system_prompt=True)
+        answers = [t for t in turns if t.role == "assistant" and not t.is_partial]
+        counted = [t.tokens for t in answers if t.tokens]
+        total: Tokens | None = (
+            (sum(t[0] for t in counted), sum(t[1] for t in counted), sum(t[2] for t in counted))
+            if counted
+            else None
+        )
+        costs = [t.cost for t in answers if t.cost is not None]
+        summary = format_tokens(total, sum(costs) if costs else None)
+        lines = [f"<Chat {self.provider.name}/{self.provider.model} turns={len(turns)}"]
+        out = lines[0] + (f" {summary}" if summary else "") + ">"
+        for turn in turns:
+            header = f"## {turn.role.capitalize()}"
+            if turn.is_partial:
+                header += f" [{turn.partial_reason}]"
+            elif turn.role == "assistant":
+                info = format_tokens(turn.tokens, turn.cost)
+                header += f" [{info}]" if info else ""
+            out += f"\n\n{header}\n\n{turn}"
+        return out + "\n"
 
     def __repr__(self) -> str:
         turns = self._history.turns
@@ -1269,6 +1400,15 @@ def _prompt(args: Sequence[Content | str]) -> Turn | None:
     if not args:
         return None
     return UserTurn(list(args))
+
+
+def _complete_pairs(turns: Sequence[Turn]) -> list[Turn]:
+    """``turns`` without partial answers and the turns they answer (as chatlas counts)."""
+    dropped: set[int] = set()
+    for i, turn in enumerate(turns):
+        if turn.is_partial:
+            dropped.update((i, i - 1))
+    return [t for i, t in enumerate(turns) if i not in dropped]
 
 
 def _answer_dangling(run: Run) -> None:

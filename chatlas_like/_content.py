@@ -10,8 +10,10 @@ Blocks the library does not model (new server tools, new block types) are kept a
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal, Self, cast
 
 from ._renderers import render, render_text
 from ._tool_info import ToolInfo
@@ -40,6 +42,7 @@ __all__ = [
     "ImageContentType",
     "Source",
     "WebSource",
+    "content_classes",
     "server_tool_request",
     "server_tool_result",
 ]
@@ -65,6 +68,96 @@ class Content:
 
     def _repr_markdown_(self) -> str:
         return render_text("content_markdown", self)
+
+    # -- chatlas's JSON shape (the work is in _chatlas_shape) ---------------------------
+
+    def model_dump(
+        self,
+        *,
+        mode: Literal["python", "json"] | str = "python",
+        include: Iterable[str] | None = None,
+        exclude: Iterable[str] | None = None,
+        exclude_none: bool = False,
+    ) -> dict[str, Any]:
+        """This content as chatlas's data (``{"content_type": ..., ...}``).
+
+        Parameters
+        ----------
+        mode
+            ``"python"`` keeps Python values; ``"json"`` gives only JSON types.
+        include, exclude
+            Top-level keys to keep or leave out.
+        exclude_none
+            Leave out keys whose value is None.
+        """
+        from ._chatlas_shape import dump_content, select
+
+        if mode not in ("python", "json"):
+            raise ValueError(f"mode must be 'python' or 'json', got {mode!r}")
+        data = dump_content(self, json_mode=mode == "json")
+        return select(data, include, exclude, exclude_none)
+
+    def model_dump_json(
+        self,
+        *,
+        indent: int | None = None,
+        include: Iterable[str] | None = None,
+        exclude: Iterable[str] | None = None,
+        exclude_none: bool = False,
+    ) -> str:
+        """This content as chatlas's JSON text."""
+        from ._chatlas_shape import dumps
+
+        data = self.model_dump(
+            mode="json", include=include, exclude=exclude, exclude_none=exclude_none
+        )
+        return dumps(data, indent)
+
+    @classmethod
+    def model_validate(cls, obj: Any) -> Self:
+        """Content from chatlas's data; on ``Content`` the ``content_type`` picks the class.
+
+        Raises
+        ------
+        ValueError
+            Not content of this class (unknown ``content_type``, a missing field).
+        """
+        if isinstance(obj, cls):
+            return obj
+        from ._chatlas_shape import load_content
+
+        return load_content(cls, obj, content_classes())
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray) -> Self:
+        """Content from chatlas's JSON text (``model_dump_json()``'s output)."""
+        from ._chatlas_shape import loads
+
+        return cls.model_validate(loads(json_data))
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with the fields in ``update`` changed (as pydantic's ``model_copy``)."""
+        import copy
+        import dataclasses
+
+        new = dataclasses.replace(self, **dict(update or {}))
+        return copy.deepcopy(new) if deep else new
+
+
+def content_classes() -> dict[str, type[Any]]:
+    """Each loaded content class by its ``content_type`` (the first class to name one),
+    and the citation sources by ``"source:" + type``: what chatlas's data is read into."""
+    found: dict[str, type[Any]] = {"source:web": WebSource}
+    queue: list[type[Any]] = [Content]
+    while queue:
+        cls = queue.pop(0)
+        # A slotted dataclass is a new class made from the one defined, which stays a
+        # subclass of its base: take only the class its module holds under that name.
+        module = sys.modules.get(cls.__module__)
+        if module is not None and getattr(module, cls.__qualname__, None) is cls:
+            found.setdefault(cls.content_type, cls)
+        queue.extend(cls.__subclasses__())
+    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,11 +31,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from ._content import Content, ContentToolRequest
 from ._echo import Echo
 from ._errors import ChatlasLikeError, ProviderError, StreamInterruptedError, ToolLoopLimitError
+from ._finish import check_finish
 from ._history import History, answer_dangling
 from ._options import ChatOptions
 from ._telemetry import QUIET, Observer
@@ -43,7 +44,7 @@ from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult, refused
 from ._tool_runner import INTERRUPTED_PENDING, ToolsDone
 from ._tools import Tool, ToolBuiltIn
-from ._turn import AssistantTurn, TokenUsage, Turn, UserTurn
+from ._turn import AssistantTurn, Turn, Usage, UserTurn
 from .providers._base import Provider, RequestSpec
 
 __all__ = ["END", "NEXT_EVENT", "ModelCall", "Run", "RunTools", "turn_loop"]
@@ -106,8 +107,9 @@ class Run:
     finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]] = _no_finalize
     record_usage: Callable[[AssistantTurn], None] | None = None
     stop_requested: Callable[[], bool] | None = None
+    stop_reason: Callable[[], str | None] | None = None
     text_yielded: bool = False
-    usage: TokenUsage = field(default_factory=TokenUsage)
+    usage: Usage = field(default_factory=Usage)
     rounds: int = 0
     token: object = None
     observer: Observer = QUIET
@@ -147,10 +149,11 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
             run.observer.response(turn)
             first_call = False
             history.append(turn, token)
-            if turn.tokens is not None:
-                run.usage = run.usage + turn.tokens
+            if turn.usage is not None:
+                run.usage = run.usage + turn.usage
                 if run.record_usage is not None:
                     run.record_usage(turn)
+            check_finish(turn, structured=run.spec.data_model is not None)
             requests = turn.tool_requests
             if not requests:
                 if turn.finish_reason != "pause_turn":
@@ -223,8 +226,13 @@ def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
                 echo.content(out)
                 if run.yield_content:
                     yield out
+            else:  # several at once (a finished text's citations)
+                for item in cast("tuple[Content, ...]", out):
+                    echo.content(item)
+                    if run.yield_content:
+                        yield item
     except BaseException as error:
-        partial = accumulator.partial_turn()
+        partial = accumulator.partial_turn(_partial_reason(run, error))
         if partial is None or not run.history.owns(run.token):
             raise
         run.history.append(partial, run.token)
@@ -253,6 +261,13 @@ def _describe(content: Content, run: Run, described: dict[int, tuple[Content, Co
     new = content if tool is None else replace(content, tool=ToolInfo.from_tool(tool))
     described[id(content)] = (content, new)  # the original is held, so its id stays unique
     return new
+
+
+def _partial_reason(run: Run, error: BaseException) -> str:
+    if isinstance(error, _Stopped):
+        reason = run.stop_reason() if run.stop_reason is not None else None
+        return reason or "cancelled"
+    return "interrupted"
 
 
 def _check_limits(run: Run, requests: list[Any]) -> None:

@@ -253,7 +253,7 @@ class CallTrace:
         span, self.chat = self.chat, None
         if span is None:
             return
-        completion = turn.completion
+        completion = turn.completion_data  # what the response said, without building the SDK's
         response_model = _field(completion, "model")
         if span.is_recording():
             found: dict[str, Any] = {}
@@ -269,8 +269,9 @@ class CallTrace:
             response_id = _field(completion, "id")
             if response_id is not None:
                 found["gen_ai.response.id"] = str(response_id)
-            if turn.finish_reason:
-                found["gen_ai.response.finish_reasons"] = [str(turn.finish_reason)]
+            reason = turn.stop_reason or turn.finish_reason  # the provider's own, as GenAI asks
+            if reason:
+                found["gen_ai.response.finish_reasons"] = [str(reason)]
             span.set_attributes(found)  # one call: the SDK takes its lock once
             if self.capture:
                 record_output(span, turn)
@@ -480,8 +481,9 @@ def record_output(span: Span, turn: AssistantTurn) -> None:
         else:
             parts.append({"type": content.content_type})
     message: dict[str, Any] = {"role": "assistant", "parts": parts}
-    if turn.finish_reason:
-        message["finish_reason"] = str(turn.finish_reason)
+    reason = turn.stop_reason or turn.finish_reason
+    if reason:
+        message["finish_reason"] = str(reason)
     span.set_attribute("gen_ai.output.messages", _json([message]))
 
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 import base64
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import fields
+from dataclasses import asdict, fields
 from typing import Any, cast
 
 import orjson
 
 from ._content import (
     Content,
+    ContentCitation,
     ContentDocument,
     ContentImageInline,
     ContentImageRemote,
@@ -37,11 +38,12 @@ from ._content import (
     ContentToolResponseSearch,
     ContentUnknown,
     ContentUploaded,
+    WebSource,
 )
 from ._errors import PersistenceError, RestoredToolError, ToolRejectError
 from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult
-from ._turn import TokenUsage, Turn, make_turn
+from ._turn import Turn, Usage, make_turn
 
 __all__ = [
     "NEVER_PERSISTED",
@@ -54,7 +56,9 @@ __all__ = [
 ]
 
 TURNS_FORMAT = "chatlas_like.turns"
-TURNS_VERSION = 1
+TURNS_VERSION = 2
+# Version 1 kept the four token counts as "tokens" and Anthropic's stop reasons.
+_V1_FINISH = {"end_turn": "success", "refusal": "content_filter"}
 # Fields no content type ever writes, whatever its class (a result is written field by
 # field in ``_result_data``, which leaves them out too).
 NEVER_PERSISTED = frozenset({"exception", "message_expansion"})
@@ -145,7 +149,7 @@ def turns_from_data(data: Any, known_tools: Mapping[str, ToolInfo] | None = None
     turns = cast(list[dict[str, Any]], data["turns"])
     try:
         _resolve_tool_infos(turns, data.get("tool_infos"), known_tools or {})  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-        return [_turn_from(t) for t in turns]
+        return [_turn_from(t, version) for t in turns]
     except (KeyError, TypeError, ValueError) as e:
         raise PersistenceError(f"a turn could not be read: {type(e).__name__}: {e}") from None
 
@@ -160,22 +164,39 @@ def _turn_data(turn: Turn, notes: _Warnings) -> dict[str, Any]:
     }
     if turn.tokens is not None:
         data["tokens"] = list(turn.tokens)
-    if turn.finish_reason is not None:
-        data["finish_reason"] = turn.finish_reason
-    if turn.completion:
-        data["completion"] = turn.completion
+    if turn.usage is not None:
+        data["usage"] = list(turn.usage)
+    for key in ("finish_reason", "stop_reason", "cost", "partial_reason"):
+        value = getattr(turn, key)
+        if value is not None:
+            data[key] = value
+    if turn.completion_data:
+        data["completion"] = turn.completion_data
     return data
 
 
-def _turn_from(data: dict[str, Any]) -> Turn:
+def _turn_from(data: dict[str, Any], version: int) -> Turn:
+    contents = [content_from_data(c) for c in data["contents"]]
+    if data["role"] != "assistant":
+        return make_turn(data["role"], contents)
     tokens = data.get("tokens")
-    return make_turn(
-        data["role"],
-        [content_from_data(c) for c in data["contents"]],
-        tokens=TokenUsage(*tokens) if tokens is not None else None,
-        finish_reason=data.get("finish_reason"),
-        completion=data.get("completion"),
+    usage = data.get("usage")
+    finish = data.get("finish_reason")
+    if version == 1:  # "tokens" held the four counts then
+        usage, tokens = tokens, None
+        finish = _V1_FINISH.get(finish, finish) if isinstance(finish, str) else finish
+    turn = make_turn(
+        "assistant",
+        contents,
+        tokens=tokens,
+        usage=Usage(*usage) if usage is not None else None,
+        finish_reason=finish,
+        stop_reason=data.get("stop_reason"),
+        cost=data.get("cost"),
+        partial_reason=data.get("partial_reason"),
     )
+    turn.completion_data = data.get("completion")
+    return turn
 
 
 # -- what each request knew of its tool, written once ------------------------------------------
@@ -249,6 +270,8 @@ def content_to_data(content: Content, notes: _Warnings | None = None) -> dict[st
         value = getattr(content, f.name)
         if isinstance(value, bytes):
             value = base64.b64encode(value).decode()
+        elif isinstance(value, WebSource):
+            value = asdict(value)
         elif isinstance(value, ToolInfo):
             value = value.to_dict()
         elif value is None and f.name == "tool":
@@ -263,6 +286,12 @@ def content_from_data(data: dict[str, Any]) -> Content:
     values = {k: v for k, v in data.items() if k != "type"}
     if kind == ContentToolResult.content_type:
         return _result_from(values)
+    if kind == ContentCitation.content_type:
+        source = values.get("source")
+        values["source"] = (
+            WebSource(**cast(dict[str, Any], source)) if isinstance(source, dict) else None
+        )
+        return ContentCitation(**values)
     if kind in _BINARY:
         if values.get("data") is not None:
             values["data"] = base64.b64decode(values["data"])

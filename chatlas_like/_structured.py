@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from ._content import ContentJson
+from ._finish import incomplete_message
 from ._turn import Turn
 
 __all__ = [
@@ -175,6 +176,9 @@ def _open_model(where: str) -> TypeError:
 
 def extract_value(turn: Turn | None) -> Any:
     """The one structured answer of an assistant turn (a ``ContentJson``'s value)."""
+    unfinished = incomplete_message(turn)
+    if unfinished is not None:  # the cause, not the parse error it would lead to
+        raise ValueError(f"Data extraction failed: {unfinished}")
     found = [c for c in turn.contents if isinstance(c, ContentJson)] if turn is not None else []
     if len(found) != 1:
         text = turn.text.strip() if turn is not None else ""

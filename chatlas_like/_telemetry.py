@@ -266,11 +266,11 @@ class CallObserver(Observer):
 
     def response(self, turn: AssistantTurn) -> None:
         duration = time.perf_counter() - self._request_started
-        counts = token_counts(turn.tokens)
+        counts = token_counts(turn.usage if turn.usage is not None else turn.tokens)
         if self.trace is not None:
             self.trace.response(turn, duration, counts)
         if logger.isEnabledFor(logging.INFO):
-            completion = turn.completion
+            completion = turn.completion_data  # the SDK's Message is not built to be logged
             logger.info(
                 "model response: id=%s, stop=%s, tokens in=%s out=%s, %.0f ms",
                 _field(completion, "id"),
@@ -410,7 +410,7 @@ def _field(obj: object, name: str) -> object:
 
 def _answer_json(turn: AssistantTurn) -> str:
     """The answer as JSON: what identifies it, and its contents (text, tool calls ...)."""
-    completion = turn.completion
+    completion = turn.completion_data
     tokens = turn.tokens
     answer = {
         "id": _field(completion, "id"),

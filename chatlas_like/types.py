@@ -35,10 +35,12 @@ from ._content import (
 )
 from ._files import FileMetadata
 from ._missing import MISSING, MISSING_TYPE
+from ._prices import TokenPrice
 from ._server_tools import ToolWebFetch, ToolWebSearch, UserLocation
+from ._tokens import TokensDict, TokenUsage
 from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult
-from ._turn import FinishReason, TokenUsage
+from ._turn import FinishReason, Tokens, Usage
 from .providers._base import ModelInfo
 
 if TYPE_CHECKING:
@@ -96,11 +98,15 @@ __all__ = [
     "Source",
     "StructuredChatResult",
     "SubmitInputArgsT",
+    "TokenPrice",
     "TokenUsage",
+    "Tokens",
+    "TokensDict",
     "ToolAnnotations",
     "ToolInfo",
     "ToolWebFetch",
     "ToolWebSearch",
+    "Usage",
     "UserLocation",
     "WebSource",
 ]

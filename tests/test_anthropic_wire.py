@@ -157,8 +157,10 @@ def test_streamed_text_and_tool_arguments_become_a_turn() -> None:
     turn = turn_from(events)
     assert turn.contents == [ContentText("Hi there"), ContentToolRequest("t1", "add", {"x": 1})]
     assert turn.finish_reason == "tool_use"
-    assert turn.tokens is not None and (turn.tokens.input, turn.tokens.output) == (7, 12)
-    assert turn.completion == {"id": "msg_1", "model": "m"}
+    assert turn.tokens == (7, 12, 0)
+    assert turn.usage is not None and (turn.usage.input, turn.usage.output) == (7, 12)
+    assert turn.completion_data is not None
+    assert (turn.completion_data["id"], turn.completion_data["model"]) == ("msg_1", "m")
 
 
 def test_a_non_streamed_message_takes_the_same_path() -> None:

@@ -22,6 +22,7 @@ import pytest
 from pydantic import BaseModel
 
 from chatlas_like import (
+    ContentCitation,
     ContentJson,
     ContentToolRequestSearch,
     ContentToolResponseSearch,
@@ -205,6 +206,9 @@ def test_web_search_blocks_go_back_byte_for_byte(fixtures_dir: Path) -> None:
     assert len(found.sources) == 10
     cited = turn.contents[2]
     assert cited.citations[0].source is not None  # pyright: ignore[reportAttributeAccessIssue]
+    citation = turn.contents[3]  # chatlas's citation item, right after the text it grounds
+    assert isinstance(citation, ContentCitation)
+    assert citation.grounded_span == cited.text  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def test_list_models_reads_the_recorded_model_list(fixtures_dir: Path) -> None:

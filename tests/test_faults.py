@@ -215,7 +215,8 @@ def test_tool_arguments_cut_by_max_tokens_are_refused_and_the_loop_goes_on(serve
     server = serve([cut, Reply.text("I will try again later."), Reply.text("ok")])
     chat = make_chat(server)
     chat.register_tool(lambda x: x, name="add")
-    chat.chat("Add", echo="none")
+    with pytest.warns(UserWarning, match="max_tokens"):
+        chat.chat("Add", echo="none")
     result = chat.get_turns()[2].tool_results[0]
     assert result.is_refusal
     assert "cut off by the max_tokens limit" in result.get_model_value()

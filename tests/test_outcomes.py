@@ -8,6 +8,7 @@ flags on the result stored in the history, and what the callbacks saw.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -211,7 +212,9 @@ def _converse(serve: Any, case: Case) -> tuple[ContentToolResult, dict[str, Any]
     chat.on_tool_request(lambda request: seen.requests.append(request.name))
     chat.on_tool_result(lambda result: seen.results.append(result.outcome))
     case.setup(chat, seen)
-    assert str(chat.chat("Go", echo="none")) == "Noted."
+    cut = case.reply.stop_reason == "max_tokens"  # an answer cut short warns, as chatlas's does
+    with pytest.warns(UserWarning, match="max_tokens") if cut else contextlib.nullcontext():
+        assert str(chat.chat("Go", echo="none")) == "Noted."
     result = chat.get_turns()[2].tool_results[0]
     sent = server.message_requests()[1]["messages"][-1]["content"][0]
     return result, sent, seen, chat

@@ -42,6 +42,7 @@ from ._anthropic_wire import (
     MessageCache,
     SSEDecoder,
     build_request,
+    message_data,
     message_events,
     parse_sse,
     structured_mode,
@@ -56,6 +57,7 @@ __all__ = [
     "NO_PREFILL_MODELS",
     "AnthropicProvider",
     "sdk_errors",
+    "sdk_message",
     "translate_error",
 ]
 
@@ -175,10 +177,15 @@ class AnthropicProvider:
         )
 
     def accumulator(self, spec: RequestSpec | None = None) -> AnthropicAccumulator:
-        if spec is None or spec.data_model is None:
-            return AnthropicAccumulator()
-        mode = structured_mode(self.model, self.structured_output_mode, spec.data_model)
-        return AnthropicAccumulator(mode)
+        structured = None
+        if spec is not None and spec.data_model is not None:
+            structured = structured_mode(self.model, self.structured_output_mode, spec.data_model)
+        return AnthropicAccumulator(
+            structured,
+            # A cache write costs 2x input for the 1-hour cache, 1.25x for the 5-minute one.
+            cache_write_multiplier=2.0 if self.cache == "1h" else 1.25,
+            completion_factory=sdk_message,
+        )
 
     def supports_prefill(self) -> bool:
         """Whether the model accepts a conversation ending with an assistant message."""
@@ -417,6 +424,15 @@ async def _close_with_loop(client: Any) -> AsyncGenerator[None]:
         yield
     finally:
         await client.close()
+
+
+def sdk_message(turn: Turn) -> Any:
+    """The response ``turn`` came from, as the SDK's ``anthropic.types.Message``."""
+    from anthropic.types import Message
+
+    # The SDK's own lenient construction (as it parses responses): no validation, and
+    # a block type newer than the SDK does not fail.
+    return Message.model_construct(**message_data(turn))
 
 
 def _replayed(read: Callable[[], bytes]) -> Iterator[dict[str, Any]]:

@@ -14,7 +14,7 @@ one path.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -40,6 +40,7 @@ from .._content import (
     server_tool_result,
 )
 from .._errors import ProviderError, StreamInterruptedError
+from .._prices import token_cost
 from .._structured import (
     STRUCTURED_TOOL,
     allows_extra_keys,
@@ -48,7 +49,7 @@ from .._structured import (
 )
 from .._tool_result import ContentToolResult
 from .._tools import Tool, ToolBuiltIn
-from .._turn import AssistantTurn, FinishReason, TokenUsage, Turn
+from .._turn import AssistantTurn, Turn, Usage
 from ._base import RequestSpec
 
 __all__ = [
@@ -57,6 +58,8 @@ __all__ = [
     "SSEDecoder",
     "build_request",
     "content_block",
+    "finish_reason",
+    "message_data",
     "message_events",
     "parse_sse",
     "tool_definition",
@@ -67,14 +70,21 @@ _IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
 _TEXT_APPLICATION_TYPES = frozenset(
     {"application/json", "application/xml", "application/x-yaml", "application/yaml"}
 )
-_FINISH_REASONS: dict[str, FinishReason] = {
-    "end_turn": "end_turn",
-    "max_tokens": "max_tokens",
-    "stop_sequence": "stop_sequence",
+# Anthropic's stop reasons as chatlas names them; any other (pause_turn) is kept as sent.
+_FINISH_REASONS: dict[str, str] = {
+    "end_turn": "success",
     "tool_use": "tool_use",
-    "pause_turn": "pause_turn",
-    "refusal": "refusal",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "context_window",
+    "stop_sequence": "stop_sequence",
+    "refusal": "content_filter",
 }
+
+
+def finish_reason(stop_reason: str) -> str:
+    """Anthropic's ``stop_reason`` as chatlas's normalised finish reason."""
+    return _FINISH_REASONS.get(stop_reason, stop_reason)
+
 
 # -- request ---------------------------------------------------------------------------------
 
@@ -413,19 +423,43 @@ class AnthropicAccumulator:
     structured
         ``"native"`` or ``"tool"`` when the request asked for structured data (see
         :func:`build_request`): the answer becomes a :class:`ContentJson`.
+    cache_write_multiplier
+        What a prompt-cache write costs relative to input (1.25 for the 5-minute cache,
+        2 for the 1-hour one): the turn's chatlas ``tokens`` count writes at it.
+    completion_factory
+        Builds the turn's ``completion`` (the SDK's message) on first access.
     """
 
-    __slots__ = ("_blocks", "_message", "_stop_reason", "_structured", "_usage", "complete")
+    __slots__ = (
+        "_blocks",
+        "_completion_factory",
+        "_message",
+        "_multiplier",
+        "_stop_reason",
+        "_stop_sequence",
+        "_structured",
+        "_usage",
+        "complete",
+    )
 
-    def __init__(self, structured: str | None = None) -> None:
+    def __init__(
+        self,
+        structured: str | None = None,
+        *,
+        cache_write_multiplier: float = 1.25,
+        completion_factory: Callable[[Turn], Any] | None = None,
+    ) -> None:
         self._blocks: dict[int, _Block] = {}
         self._message: dict[str, Any] = {}
         self._usage: dict[str, Any] = {}
         self._stop_reason: str | None = None
+        self._stop_sequence: str | None = None
         self._structured = structured
+        self._multiplier = cache_write_multiplier
+        self._completion_factory = completion_factory
         self.complete = False
 
-    def feed(self, event: dict[str, Any]) -> str | Content | None:
+    def feed(self, event: dict[str, Any]) -> str | Content | tuple[Content, ...] | None:
         kind = event.get("type")
         if kind == "content_block_delta":
             delta = event["delta"]
@@ -447,9 +481,8 @@ class AnthropicAccumulator:
             elif delta_type == "signature_delta":
                 block.start = {**block.start, "signature": delta.get("signature", "")}
             elif delta_type == "citations_delta":
-                citation = delta.get("citation")
-                block.citations.append(citation)
-                return ContentCitation.from_raw(citation)
+                # Shown with the text it grounds, when the block is complete.
+                block.citations.append(delta.get("citation"))
             return None
         if kind == "content_block_start":
             block = self._blocks[event["index"]] = _Block(dict(event["content_block"]))
@@ -461,7 +494,7 @@ class AnthropicAccumulator:
             block.stopped = True
             block.content = content = _finish_block(block, self._structured)
             if type(content) is ContentText:
-                return None
+                return tuple(content.citations) if content.extra else None
             if type(content) is ContentThinking and not content.redacted:
                 return ContentThinkingDelta("", "end")  # the whole block streamed already
             return content
@@ -471,6 +504,7 @@ class AnthropicAccumulator:
         elif kind == "message_delta":
             delta: dict[str, Any] = event.get("delta") or {}
             self._stop_reason = delta.get("stop_reason") or self._stop_reason
+            self._stop_sequence = delta.get("stop_sequence") or self._stop_sequence
             usage: dict[str, Any] = event.get("usage") or {}
             self._usage.update({k: v for k, v in usage.items() if v is not None})
         elif kind == "message_stop":
@@ -487,32 +521,75 @@ class AnthropicAccumulator:
         )
 
     def turn(self) -> AssistantTurn:
-        return self._build(_FINISH_REASONS.get(self._stop_reason or "", "end_turn"))
+        return self._build(finish_reason(self._stop_reason or "end_turn"), None)
 
-    def partial_turn(self) -> AssistantTurn | None:
+    def partial_turn(self, reason: str = "interrupted") -> AssistantTurn | None:
+        """What arrived so far, as an ``"incomplete"`` turn whose ``partial_reason`` is
+        ``reason``; None if nothing did."""
         if not self._blocks:
             return None
-        return self._build("incomplete")
+        return self._build("incomplete", reason)
 
-    def _build(self, finish_reason: FinishReason) -> AssistantTurn:
-        blocks = [self._blocks[i] for i in sorted(self._blocks)]
-        contents = [
-            b.content if b.content is not None else _finish_block(b, self._structured)
-            for b in blocks
-        ]
+    def _build(self, finish: str, partial_reason: str | None) -> AssistantTurn:
+        contents: list[Content] = []
+        for i in sorted(self._blocks):
+            block = self._blocks[i]
+            content = block.content
+            if content is None:
+                content = _finish_block(block, self._structured)
+            contents.append(content)
+            if type(content) is ContentText and content.extra:
+                contents.extend(content.citations)  # chatlas's citation items, after the text
         if self._stop_reason == "max_tokens":
             contents = [_cut_by_max_tokens(c) for c in contents]
-        usage = self._usage
-        tokens = TokenUsage(
-            input=int(usage.get("input_tokens") or 0),
-            output=int(usage.get("output_tokens") or 0),
-            cache_read=int(usage.get("cache_read_input_tokens") or 0),
-            cache_creation=int(usage.get("cache_creation_input_tokens") or 0),
+        raw = self._usage
+        usage = Usage(
+            input=int(raw.get("input_tokens") or 0),
+            output=int(raw.get("output_tokens") or 0),
+            cache_read=int(raw.get("cache_read_input_tokens") or 0),
+            cache_creation=int(raw.get("cache_creation_input_tokens") or 0),
         )
-        completion = {k: self._message[k] for k in ("id", "model") if k in self._message}
-        return AssistantTurn(
-            contents, tokens=tokens, finish_reason=finish_reason, completion=completion or None
+        tokens = usage.tokens(self._multiplier)
+        model = str(self._message.get("model", ""))
+        turn = AssistantTurn(
+            contents,
+            tokens=tokens,
+            usage=usage,
+            finish_reason=finish,
+            stop_reason=self._stop_reason,
+            cost=token_cost("anthropic", model, tokens) if model else None,
+            partial_reason=partial_reason,
         )
+        # What the response said, less its blocks (the turn's contents are those): the
+        # message_start's message (the accumulator's own copy) with the final figures.
+        data = self._message
+        data.pop("content", None)
+        data["stop_reason"] = self._stop_reason
+        data["stop_sequence"] = self._stop_sequence
+        data["usage"] = raw
+        turn.attach_completion(data, self._completion_factory or _no_completion)
+        return turn
+
+
+def _no_completion(turn: Turn) -> None:
+    return None
+
+
+def message_data(turn: Turn) -> dict[str, Any]:
+    """The response a turn came from, as the Messages API's message object (JSON data).
+
+    Its blocks are rebuilt from the turn's contents, as they would be sent back.
+    """
+    head = dict(turn.completion_data or {})
+    blocks = [b for b in (content_block(c) for c in turn.contents) if b is not None]
+    return {
+        "id": head.pop("id", ""),
+        "type": head.pop("type", "message"),
+        "role": "assistant",
+        "model": head.pop("model", ""),
+        "content": blocks,
+        **{k: v for k, v in head.items() if k != "role"},
+    }
 
 
 def _finish_block(block: _Block, structured: str | None = None) -> Content:

@@ -59,16 +59,18 @@ class Accumulator(Protocol):
 
     complete: bool
 
-    def feed(self, event: dict[str, Any]) -> str | Content | None:
-        """Take one event; return a text delta, a finished content block, or None."""
+    def feed(self, event: dict[str, Any]) -> str | Content | tuple[Content, ...] | None:
+        """Take one event; return a text delta, a finished content block (or several, e.g.
+        the citations of a finished text), or None."""
         ...
 
     def turn(self) -> AssistantTurn:
         """The finished turn (after the last event)."""
         ...
 
-    def partial_turn(self) -> AssistantTurn | None:
-        """What arrived so far as an ``"incomplete"`` turn, or None if nothing did."""
+    def partial_turn(self, reason: str = "interrupted") -> AssistantTurn | None:
+        """What arrived so far as an ``"incomplete"`` turn with ``partial_reason=reason``,
+        or None if nothing did."""
         ...
 
 

@@ -166,13 +166,7 @@ def render_reply(reply: Reply, body: Mapping[str, Any], counters: Counters) -> R
             delay=reply.delay,
         )
     blocks = [_with_id(b, counters) for b in reply.blocks]
-    usage = {
-        "input_tokens": _estimate_tokens(body),
-        "output_tokens": max(1, sum(len(orjson.dumps(b)) for b in blocks) // 4),
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-        **(reply.usage or {}),
-    }
+    usage = _usage(body, blocks, reply)
     message: dict[str, Any] = {
         "id": counters.next("msg"),
         "type": "message",
@@ -181,6 +175,7 @@ def render_reply(reply: Reply, body: Mapping[str, Any], counters: Counters) -> R
         "content": [_final_block(b) for b in blocks],
         "stop_reason": reply.stop_reason,
         "stop_sequence": None,
+        "stop_details": None,
         "usage": usage,
     }
     if not body.get("stream"):
@@ -219,8 +214,39 @@ def _final_block(block: dict[str, Any]) -> dict[str, Any]:
     return block
 
 
+def _usage(body: Mapping[str, Any], blocks: list[dict[str, Any]], reply: Reply) -> dict[str, Any]:
+    """The usage object as the API sends it, the reply's figures taking precedence."""
+    figures: dict[str, Any] = {
+        "input_tokens": _estimate_tokens(body),
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": max(1, sum(len(orjson.dumps(b)) for b in blocks) // 4),
+        **(reply.usage or {}),
+    }
+    written = int(figures["cache_creation_input_tokens"])
+    one_hour = b'"ttl":"1h"' in orjson.dumps(body)
+    usage: dict[str, Any] = {
+        "input_tokens": figures.pop("input_tokens"),
+        "cache_creation_input_tokens": figures.pop("cache_creation_input_tokens"),
+        "cache_read_input_tokens": figures.pop("cache_read_input_tokens"),
+        # The API splits cache writes by the lifetime the request asked for.
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": 0 if one_hour else written,
+            "ephemeral_1h_input_tokens": written if one_hour else 0,
+        },
+        "output_tokens": figures.pop("output_tokens"),
+        "service_tier": "standard",
+        "inference_geo": "not_available",
+    }
+    usage.update(figures)  # anything else the reply names (server_tool_use...)
+    return usage
+
+
 def _estimate_tokens(body: Mapping[str, Any]) -> int:
     return max(1, len(orjson.dumps(body.get("messages", []))) // 4)
+
+
+_START_ONLY = frozenset({"cache_creation", "service_tier", "inference_geo"})
 
 
 def _events(
@@ -236,11 +262,19 @@ def _events(
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
     for index, block in enumerate(blocks):
         events.extend(_block_events(index, block, reply))
+        if index == 0:
+            events.append({"type": "ping"})  # the API pings once the first block has started
+    # The final usage repeats the counts, without the breakdown and the serving details.
+    final_usage = {k: v for k, v in usage.items() if k not in _START_ONLY}
     events.append(
         {
             "type": "message_delta",
-            "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": usage["output_tokens"]},
+            "delta": {
+                "stop_reason": reply.stop_reason,
+                "stop_sequence": None,
+                "stop_details": None,
+            },
+            "usage": final_usage,
         }
     )
     if not reply.drop_stop:
@@ -262,16 +296,17 @@ def _block_events(index: int, block: dict[str, Any], reply: Reply) -> list[dict[
             deltas = cited + deltas
     elif kind in ("tool_use", "server_tool_use"):
         start = {**block, "input": {}}
-        raw = (
-            block["input"]
-            if isinstance(block["input"], str)
-            else orjson.dumps(block["input"]).decode()
-        )
+        arguments = block["input"]
+        raw = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
+        if arguments == {}:
+            raw = ""  # the API streams no JSON at all for a call without arguments
+        # The API's first argument delta is always empty.
         deltas = [
-            {"type": "input_json_delta", "partial_json": p} for p in _split(raw, reply.json_chunks)
+            {"type": "input_json_delta", "partial_json": p}
+            for p in ["", *_split(raw, reply.json_chunks)]
         ]
     elif kind == "thinking":
-        start = {"type": "thinking", "thinking": ""}
+        start = {"type": "thinking", "thinking": "", "signature": ""}
         deltas = [{"type": "thinking_delta", "thinking": block.get("thinking", "")}]
         if "signature" in block:
             deltas.append({"type": "signature_delta", "signature": block["signature"]})

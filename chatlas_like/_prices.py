@@ -1,0 +1,137 @@
+"""What Anthropic's models cost per token, for ``get_cost()``, ``turn.cost`` and ``token_usage()``.
+
+Our own table of Anthropic's published prices (USD per million tokens), taken on
+``PRICES_TAKEN`` from Anthropic's pricing page and model pages. Prices change without
+notice: treat every cost as an estimate, and give a model the table lacks (or a price
+that changed) with :func:`set_token_price`.
+
+Three prices per model, as chatlas keeps them: input, output and cached input (a cache
+read). A cache write costs the input price times 1.25 (5-minute cache) or 2 (1-hour
+cache); the turn's ``tokens`` already count writes at that multiplier, so the input
+price prices them. Long-context and batch discounts are not modelled.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import NamedTuple
+
+__all__ = ["PRICES_TAKEN", "TokenPrice", "get_token_price", "set_token_price", "token_cost"]
+
+PRICES_TAKEN = "2026-12-01"
+
+
+class TokenPrice(NamedTuple):
+    """A model's prices in USD per million tokens."""
+
+    input: float
+    output: float
+    cached_input: float
+
+
+_OPUS_4 = TokenPrice(15.0, 75.0, 1.5)
+_OPUS_4_5 = TokenPrice(5.0, 25.0, 0.5)
+_SONNET = TokenPrice(3.0, 15.0, 0.3)
+_SONNET_5 = TokenPrice(2.0, 10.0, 0.2)
+_FABLE_5 = TokenPrice(10.0, 50.0, 1.0)
+_FABLE_5_1 = TokenPrice(10.0, 50.0, 0.25)
+
+_ANTHROPIC: dict[str, TokenPrice] = {
+    "claude-fable-5-1": _FABLE_5_1,
+    "claude-mythos-5-1": _FABLE_5_1,
+    "claude-fable-5": _FABLE_5,
+    "claude-mythos-5": _FABLE_5,
+    "claude-mythos-preview": _FABLE_5,
+    "claude-opus-5-5": TokenPrice(4.0, 20.0, 0.2),
+    "claude-opus-5": _OPUS_4_5,
+    "claude-opus-4-8": _OPUS_4_5,
+    "claude-opus-4-7": _OPUS_4_5,
+    "claude-opus-4-6": _OPUS_4_5,
+    "claude-opus-4-5": _OPUS_4_5,
+    "claude-opus-4-1": _OPUS_4,
+    "claude-opus-4-0": _OPUS_4,
+    "claude-opus-4": _OPUS_4,
+    "claude-3-opus": _OPUS_4,
+    "claude-sonnet-5-5": _SONNET_5,
+    "claude-sonnet-5": _SONNET_5,
+    "claude-sonnet-4-6": _SONNET,
+    "claude-sonnet-4-5": _SONNET,
+    "claude-sonnet-4-0": _SONNET,
+    "claude-sonnet-4": _SONNET,
+    "claude-3-7-sonnet": _SONNET,
+    "claude-3-5-sonnet": _SONNET,
+    # Haiku 5.5 below 100,000 prompt tokens; longer prompts cost five times as much.
+    "claude-haiku-5-5": TokenPrice(0.10, 0.50, 0.01),
+    "claude-haiku-4-5": TokenPrice(1.0, 5.0, 0.1),
+    "claude-3-5-haiku": TokenPrice(0.8, 4.0, 0.08),
+    "claude-3-haiku": TokenPrice(0.25, 1.25, 0.03),
+}
+_TABLES: dict[str, dict[str, TokenPrice]] = {"anthropic": _ANTHROPIC}
+_custom: dict[tuple[str, str], TokenPrice] = {}
+# Each model's price once looked up: a turn's cost is one dict read (set_token_price clears it).
+_resolved: dict[tuple[str, str], TokenPrice | None] = {}
+_lock = threading.Lock()
+_DATED = re.compile(r"-(\d{8}|latest)$")
+
+
+def set_token_price(
+    model: str,
+    *,
+    input: float,
+    output: float,
+    cached_input: float = 0.0,
+    provider: str = "anthropic",
+) -> None:
+    """Price ``model`` (USD per million tokens) for costs from now on in this process.
+
+    For a model the table lacks, or a price that changed since ``PRICES_TAKEN``. Turns
+    already made keep the cost they were given.
+
+    Examples
+    --------
+    ```python
+    set_token_price("claude-new-model", input=3.0, output=15.0, cached_input=0.3)
+    ```
+    """
+    if min(input, output, cached_input) < 0:
+        raise ValueError("token prices cannot be negative")
+    with _lock:
+        _custom[(provider.lower(), model)] = TokenPrice(
+            float(input), float(output), float(cached_input)
+        )
+        _resolved.clear()
+
+
+def get_token_price(model: str, provider: str = "anthropic") -> TokenPrice | None:
+    """The prices of ``model``, or None when neither the table nor ``set_token_price`` has it.
+
+    A dated model id (``claude-haiku-4-5-20251001``) or a ``-latest`` alias costs what its
+    model does.
+    """
+    key = (provider, model)
+    try:
+        return _resolved[key]
+    except KeyError:
+        pass
+    provider = provider.lower()
+    undated = _DATED.sub("", model)
+    with _lock:
+        custom = _custom.get((provider, model)) or _custom.get((provider, undated))
+        table = _TABLES.get(provider, {})
+        price = custom or table.get(model) or table.get(undated)
+        _resolved[key] = price
+    return price
+
+
+def token_cost(provider: str, model: str, tokens: tuple[int, int, int]) -> float | None:
+    """The cost in USD of chatlas's ``(input, output, cached)`` tokens, if ``model`` is priced."""
+    price = get_token_price(model, provider)
+    if price is None:
+        return None
+    # Each count times its price per token, summed in this order (chatlas's figures).
+    return (
+        tokens[0] * (price.input / 1e6)
+        + tokens[1] * (price.output / 1e6)
+        + tokens[2] * (price.cached_input / 1e6)
+    )
