@@ -16,7 +16,14 @@ from typing import Any
 
 from ._harness import API_KEY
 
-__all__ = ["async_client", "client", "run_tools_by_hand", "stream_message", "tool_loop"]
+__all__ = [
+    "async_client",
+    "client",
+    "json_message",
+    "run_tools_by_hand",
+    "stream_message",
+    "tool_loop",
+]
 
 MAX_TOKENS = 4096
 Tools = Mapping[str, Callable[..., Any]]
@@ -112,6 +119,25 @@ def run_tools_by_hand(
     return [_result_block(u, f.result()) for u, f in zip(uses, futures, strict=True)]
 
 
+def json_message(
+    sdk: Any, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """One model call answered as one JSON body; the assistant's blocks as plain dicts."""
+    kwargs: dict[str, Any] = {"tools": tools} if tools else {}
+    message = sdk.messages.create(model=model, max_tokens=MAX_TOKENS, messages=messages, **kwargs)
+    blocks: list[dict[str, Any]] = []
+    for block in message.content:
+        if block.type == "text":
+            blocks.append({"type": "text", "text": block.text})
+        elif block.type == "tool_use":
+            blocks.append(
+                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+            )
+        else:
+            blocks.append(block.model_dump())
+    return blocks
+
+
 def tool_loop(
     sdk: Any,
     model: str,
@@ -119,11 +145,14 @@ def tool_loop(
     tools: Tools,
     schemas: list[dict[str, Any]],
     pool: Any = None,
+    *,
+    stream: bool = True,
 ) -> list[dict[str, Any]]:
     """User prompt, then model calls and tool rounds until the model stops asking."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+    call = stream_message if stream else json_message
     while True:
-        content = stream_message(sdk, model, messages, schemas)
+        content = call(sdk, model, messages, schemas)
         messages.append({"role": "assistant", "content": content})
         uses = [b for b in content if b["type"] == "tool_use"]
         if not uses:

@@ -59,6 +59,8 @@ ROWS = (
     "echo",
     "parallel_tools",
     "big_result",
+    "parallel_chat",
+    "shared_store",
 )
 # Scripts written separately; run as subprocesses when present, their JSON merged.
 EXTERNAL_SCRIPTS = ("bench_format", "bench_store", "bench_read_api")
@@ -197,13 +199,21 @@ def run_rows(
                 took = time.perf_counter() - row_start
                 report["meta"].setdefault("row_wall_s", {})[name] = round(took, 1)
                 report["lines"].extend(line.to_json() for line in lines)
+                _save_partial(report)
             for script in external:
                 _run_external(script, report, quick=quick, url=url, chatlas=chatlas_python)
+                _save_partial(report)
             report["meta"]["loadavg_end"] = list(os.getloadavg())
     finally:
         if worker is not None:
             worker.close()
     return report
+
+
+def _save_partial(report: dict[str, Any]) -> None:
+    """The report so far, so that a run stopped part way keeps the rows it measured."""
+    partial = RESULTS / "partial.json"
+    partial.write_text(json.dumps(report, indent=1, default=str) + "\n")
 
 
 def _drop(worker: Any, ctx: Context) -> None:

@@ -143,6 +143,10 @@ def format_value(value: Any, model_format: str) -> Any:
             return _dumps(value, default=_DEFAULTS[auto], option=options).decode()
         except _JSONEncodeError as e:
             return _recover(value, auto, e)
+    if kind in _OBJECTS and (model_format == "auto" or model_format == "json"):
+        text = _object_json(value, model_format == "auto")
+        if text is not None:
+            return text
     if isinstance(value, str):
         return value
     if model_format == "auto":
@@ -204,6 +208,24 @@ def _encode_top(value: Any) -> Any:
         return _dumps(value, default=hook, option=_opts()).decode()
     except _JSONEncodeError as e:
         return _recover(value, True, e)
+
+
+def _object_json(value: Any, auto: bool) -> str | None:
+    """JSON of an object of a type in ``_OBJECTS`` (its ``to_json()``/``to_dict()``...).
+
+    What :func:`_format` gives when the object converts cleanly, without orjson's
+    first attempt and its call back; None when it does not (the full path then runs
+    again and explains).
+    """
+    try:
+        for handler in _PLANS[type(value)]:  # _convert, for a type with a plan
+            converted = handler(value)
+            if converted is not _NO:
+                text = _dumps(converted, default=_DEFAULTS[auto], option=_opts()).decode()
+                return None if text == "null" else text
+    except Exception:
+        return None
+    return None
 
 
 def _non_finite_text(value: Any) -> str | None:
@@ -430,15 +452,100 @@ _NO: Any = _NoConversion()
 
 def _convert(value: Any) -> Any:
     """A JSON-encodable stand-in for ``value``, or ``_NO``."""
-    kind: Any = cast(Any, type(value))
+    kind: Any = type(value)  # pyright: ignore[reportUnknownVariableType]
     exact = _EXACT.get(kind)
     if exact is not None:
         return exact(value)
-    for handler in _HANDLERS:
+    handlers = _PLANS.get(kind)
+    if handlers is None:
+        handlers = _plan(kind)
+    for handler in handlers:
         converted = handler(value)
         if converted is not _NO:
             return converted
     return _NO
+
+
+_PLANS: dict[type, tuple[Callable[[Any], Any], ...]] = {}
+# Types of plain objects (no standard, library or model type, nothing orjson encodes
+# itself) whose plan is made: format_value converts them directly (_object_json).
+_OBJECTS: dict[type, bool] = {}
+_MAX_PLANS = 1024
+
+
+def _plan(kind: type) -> tuple[Callable[[Any], Any], ...]:
+    """The handlers that may convert a value of type ``kind``, in order (cached).
+
+    Most handlers say from the type alone whether they apply (a subclass of a standard
+    type, a numpy, pandas, polars, pyarrow or narwhals type, a model class): those that
+    cannot apply are left out once, instead of being asked for every value. A
+    library's types exist only once it is loaded, so a plan made before the library is
+    imported stays right. Handlers that look at the value itself (``to_json()``,
+    ``to_dict()``...) are always asked.
+    """
+    plan: list[Callable[[Any], Any]] = []
+    for handler in _HANDLERS:
+        may_apply = _STATIC.get(handler)
+        try:
+            if may_apply is None or may_apply(kind):
+                plan.append(handler)
+        except Exception:  # an odd type (a metaclass that refuses issubclass): ask anyway
+            plan.append(handler)
+    if len(_PLANS) >= _MAX_PLANS:  # classes made on the fly must not grow this forever
+        _PLANS.clear()
+        _OBJECTS.clear()
+    _PLANS[kind] = handlers = tuple(plan)
+    if len(plan) == len(_HANDLERS) - len(_STATIC) and not _native(kind):
+        _OBJECTS[kind] = True
+    return handlers
+
+
+def _native(kind: type) -> bool:
+    """Whether orjson may encode values of ``kind`` itself (or ``_EXACT`` has it)."""
+    try:
+        return issubclass(kind, _NATIVE_BASES) or kind in _EXACT
+    except Exception:
+        return True
+
+
+def _module_of(kind: type) -> str:
+    module = getattr(kind, "__module__", None)
+    return module if isinstance(module, str) else ""
+
+
+def _may_be_standard(kind: type) -> bool:
+    if issubclass(kind, _STANDARD_BASES):
+        return True
+    decimal = _modules.get("decimal")
+    uuid = _modules.get("uuid")
+    return (decimal is not None and issubclass(kind, decimal.Decimal)) or (
+        uuid is not None and issubclass(kind, uuid.UUID)
+    )
+
+
+def _may_be_numpy(kind: type) -> bool:
+    np = _modules.get("numpy")
+    return np is not None and issubclass(kind, (np.ndarray, np.generic))
+
+
+def _may_be_pandas(kind: type) -> bool:
+    pd = _modules.get("pandas")
+    return pd is not None and (
+        _module_of(kind).startswith("pandas")
+        or issubclass(kind, (pd.DataFrame, pd.Series, pd.Index))
+    )
+
+
+def _may_be_arrow_or_polars(kind: type) -> bool:
+    return _module_of(kind).startswith(("polars", "pyarrow", "narwhals"))
+
+
+def _may_be_model(kind: type) -> bool:
+    return (
+        hasattr(kind, "model_fields")
+        or hasattr(kind, "__attrs_attrs__")
+        or dataclasses.is_dataclass(kind)
+    )
 
 
 def _sorted_set(value: Any) -> Any:
@@ -684,6 +791,16 @@ _HANDLERS: tuple[Callable[[Any], Any], ...] = (
     _collections,
 )
 _DEFAULTS: tuple[Callable[[Any], Any], Callable[[Any], Any]] = (_default_strict, _default_auto)
+# Whether a handler may convert values of a type, from the type alone (see _plan).
+_STATIC: dict[Callable[[Any], Any], Callable[[type], bool]] = {
+    _standard: _may_be_standard,
+    _numpy: _may_be_numpy,
+    _pandas: _may_be_pandas,
+    _arrow_and_polars: _may_be_arrow_or_polars,
+    _models: _may_be_model,
+}
+_STANDARD_BASES = (PurePath, _dt.date, _dt.time, _dt.timedelta, set, frozenset, bytes, bytearray)
+_NATIVE_BASES = (str, int, float, complex, dict, list, tuple, Enum, memoryview, _Fragment)
 
 
 # -- pandas frames -------------------------------------------------------------------------

@@ -26,7 +26,7 @@ PROMPT = "Process every item, one tool call per item."
 WINDOW = 50
 PROFILE_PARAMS: dict[str, Any] = {"rounds": 300}
 PROFILE_SAMPLES = 2
-TARGET = 1.3
+TARGET = 1.05
 SCHEMAS = [schema("step", "Process item number i.", {"i": {"type": "integer"}})]
 
 

@@ -7,7 +7,9 @@ UTC with millisecond precision, written as RFC 3339 (``2025-01-02T03:04:05.678Z`
 
 from __future__ import annotations
 
+import os
 import re
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,6 +22,7 @@ __all__ = [
     "ToolResultRecord",
     "check_run_id",
     "format_timestamp",
+    "new_ids",
     "now_ms",
     "parse_timestamp",
 ]
@@ -147,3 +150,28 @@ def parse_timestamp(text: str) -> datetime:
     """A timestamp written by :func:`format_timestamp` (or any ISO 8601 time)."""
     moment = datetime.fromisoformat(text)
     return moment.astimezone(UTC) if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def new_ids(count: int) -> list[str]:
+    """``count`` random (version 4) UUIDs as text, as ``str(uuid.uuid4())`` writes them.
+
+    Made from one read of the system's random source and a few slice copies for the
+    whole batch: ``uuid.uuid4()`` per record (a read, a ``UUID`` object and its text
+    each) was half the cost of storing a batch of results.
+    """
+    if count < 16:
+        return [str(uuid.uuid4()) for _ in range(count)]
+    raw = bytearray(os.urandom(16 * count))
+    raw[6::16] = bytes((b & 0x0F) | 0x40 for b in raw[6::16])  # version 4
+    raw[8::16] = bytes((b & 0x3F) | 0x80 for b in raw[8::16])  # RFC 4122 variant
+    digits = raw.hex().encode()  # 32 hex digits per id
+    text = bytearray(b"-" * (37 * count))  # 36 characters and a space per id
+    for source, target, width in _GROUPS:  # 8-4-4-4-12: digit k of every id at once
+        for k in range(width):
+            text[target + k :: 37] = digits[source + k :: 32]
+    text[36::37] = b" " * count
+    return text.decode().split()
+
+
+# (first hex digit, first character, width) of each group of ``8-4-4-4-12``.
+_GROUPS = ((0, 0, 8), (8, 9, 4), (12, 14, 4), (16, 19, 4), (20, 24, 12))

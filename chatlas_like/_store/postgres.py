@@ -71,6 +71,18 @@ ON CONFLICT (tenant_id, interaction_process_id, sequence) DO UPDATE SET
         excluded.date_updated, tool_results.date_updated + interval '1 millisecond'
     )
 """
+# A batch as one statement: each column one array parameter, sent in binary. One parse
+# and one round trip instead of one per row (psycopg's executemany), and the ids the
+# records lack are made by the server.
+_UPSERT_MANY = f"""
+INSERT INTO tool_results ({_COLUMNS})
+SELECT run, seq, call, result, stored, original, truncated, failed, tenant,
+    coalesce(id, gen_random_uuid()), %b, %b
+FROM unnest(
+    %b::uuid[], %b::bigint[], %b::text[], %b::text[], %b::bigint[], %b::bigint[],
+    %b::boolean[], %b::boolean[], %b::text[], %b::uuid[]
+) AS batch(run, seq, call, result, stored, original, truncated, failed, tenant, id)
+{_UPSERT[_UPSERT.index("ON CONFLICT") :]}"""
 _KEY = "tenant_id = %s AND interaction_process_id = %s"
 
 
@@ -130,12 +142,39 @@ class PostgresStore:
         return replace(record, id=str(row[0]), date_created=_utc(row[1]), date_updated=_utc(row[2]))
 
     def write_many(self, records: Iterable[ToolResultRecord]) -> None:
-        now = now_ms()
-        rows = [_row(r, now) for r in records]
-        if not rows:
+        batch = list(records)
+        if not batch:
             return
-        with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
-            cursor.executemany(_UPSERT, rows)
+        now = now_ms()
+        keys = {(r.tenant_id, r.interaction_process_id, r.sequence) for r in batch}
+        if len(keys) < len(batch):
+            # A key twice: one statement cannot update a row twice, so upsert row by
+            # row, in order (the last one wins, as with separate writes).
+            rows = [_row(r, now) for r in batch]
+            with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
+                cursor.executemany(_UPSERT, rows)
+            return
+        runs: dict[str, uuid.UUID] = {}
+        for r in batch:
+            if r.interaction_process_id not in runs:
+                check_run_id(r.interaction_process_id)  # uuid.UUID() would take other spellings
+                runs[r.interaction_process_id] = uuid.UUID(r.interaction_process_id)
+        columns = (
+            now,
+            now,
+            [runs[r.interaction_process_id] for r in batch],
+            [r.sequence for r in batch],
+            [r.tool_call_id for r in batch],
+            [r.result for r in batch],
+            [r.stored_length for r in batch],
+            [r.original_length for r in batch],
+            [r.is_truncated for r in batch],
+            [r.is_error for r in batch],
+            [r.tenant_id or "" for r in batch],
+            [uuid.UUID(r.id) if r.id else None for r in batch],
+        )
+        with self._connection() as conn, conn.transaction():
+            conn.execute(_UPSERT_MANY, columns)
 
     # -- reading ---------------------------------------------------------------------------
 

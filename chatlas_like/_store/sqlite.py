@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._protocol import SCHEMA_VERSION, StoredRange, StoreError, StoreWarning
-from ._record import ToolResultRecord, check_run_id, now_ms
+from ._record import ToolResultRecord, check_run_id, new_ids, now_ms
 
 if TYPE_CHECKING:
     import sqlite3
@@ -111,8 +111,7 @@ class SqliteStore:
         return _stored(record, row)
 
     def write_many(self, records: Iterable[ToolResultRecord]) -> None:
-        now = now_ms()
-        rows = [_row(r, now) for r in records]
+        rows = _rows(list(records), now_ms())
         if not rows:
             return
         with self._lock:
@@ -321,6 +320,31 @@ def _row(record: ToolResultRecord, now: datetime) -> tuple[Any, ...]:
         ms,
         ms,
     )
+
+
+def _rows(records: list[ToolResultRecord], now: datetime) -> list[tuple[Any, ...]]:
+    """The rows of a batch: its time and its new ids made once for all (see new_ids)."""
+    for run_id in {r.interaction_process_id for r in records}:
+        check_run_id(run_id)
+    ms = _to_ms(now)
+    ids = iter(new_ids(sum(1 for r in records if not r.id)))
+    return [
+        (
+            r.interaction_process_id,
+            r.sequence,
+            r.tool_call_id,
+            r.result,
+            r.stored_length,
+            r.original_length,
+            int(r.is_truncated),
+            int(r.is_error),
+            r.tenant_id or "",
+            r.id or next(ids),
+            ms,
+            ms,
+        )
+        for r in records
+    ]
 
 
 def _record(row: Sequence[Any]) -> ToolResultRecord:
