@@ -60,7 +60,7 @@ from ._options import CallOptions, ChatOptions
 from ._serialize import from_json, to_json
 from ._stream_controller import StreamController
 from ._tokens import ModelUsage, TokenUsage, token_usage
-from ._tool_result import ContentToolResult
+from ._tool_result import ContentToolResult, ContentToolResultProgress
 from ._tools import Tool, ToolBuiltIn
 from ._turn import AssistantTurn, SystemTurn, Turn, Usage, UserTurn
 from .providers import Provider
@@ -99,6 +99,7 @@ __all__ = [
     "ContentToolResponseFetch",
     "ContentToolResponseSearch",
     "ContentToolResult",
+    "ContentToolResultProgress",
     "ContentUnknown",
     "ContentUploaded",
     "Deny",

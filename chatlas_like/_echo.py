@@ -60,6 +60,7 @@ class Echo(Protocol):
     def inserted_turn(self, turn: Turn) -> None: ...
     def text(self, delta: str) -> None: ...
     def content(self, item: Content) -> None: ...
+    def tool_started(self, request: ContentToolRequest) -> None: ...
     def finish(self) -> None: ...
 
 
@@ -76,6 +77,9 @@ class NullEcho:
         pass
 
     def content(self, item: Content) -> None:
+        pass
+
+    def tool_started(self, request: ContentToolRequest) -> None:
         pass
 
     def finish(self) -> None:
@@ -242,6 +246,9 @@ class ConsoleEcho:
 
         body = Text("\n".join(lines), style="dim")
         self.console.print(safe(Panel(body, title=title, title_align="left", expand=False)))
+
+    def tool_started(self, request: ContentToolRequest) -> None:
+        pass  # the request's line is already shown
 
     def finish(self) -> None:
         self._end_line()

@@ -12,7 +12,14 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from ._content import Content, ContentCitation, ContentJson, ContentText, ContentThinkingDelta
+from ._content import (
+    Content,
+    ContentCitation,
+    ContentJson,
+    ContentText,
+    ContentThinkingDelta,
+    ContentToolRequest,
+)
 from ._display import content_html, inserted_html
 
 if TYPE_CHECKING:
@@ -92,6 +99,9 @@ class NotebookEcho:
         if height is not None and height != DEFAULT_CARD_HEIGHT:
             card = f"<div style='max-height:{height};overflow:auto'>{card}</div>"
         self._show(card, None)
+
+    def tool_started(self, request: ContentToolRequest) -> None:
+        pass  # the request's line is already shown
 
     def finish(self) -> None:
         self._close_text()

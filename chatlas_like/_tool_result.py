@@ -47,7 +47,14 @@ if TYPE_CHECKING:
     from ._errors import ToolRejectError
     from ._expansion import MessageExpansion
 
-__all__ = ["ContentToolResult", "ModelFormat", "Outcome", "failed", "refused"]
+__all__ = [
+    "ContentToolResult",
+    "ContentToolResultProgress",
+    "ModelFormat",
+    "Outcome",
+    "failed",
+    "refused",
+]
 
 Outcome = Literal["success", "error", "exception", "refused", "denied"]
 ModelFormat = Literal["auto", "json", "str", "as_is"]
@@ -407,6 +414,16 @@ class ContentToolResult(Content):
     def to_html(self) -> str:
         """The result as an HTML card (what notebooks show), with everything escaped."""
         return render_text("result_html", self)
+
+
+class ContentToolResultProgress(ContentToolResult):
+    """Part of a call's result, delivered while the tool still runs.
+
+    A generator tool's yields arrive as these, one per yield, before the call's one
+    :class:`ContentToolResult`: echoed, yielded by ``stream(content="all")`` and passed
+    to ``on_tool_result`` as they come. They are for watching: never stored in the
+    history, never sent to the model (the final result combines them).
+    """
 
 
 def _request_for(

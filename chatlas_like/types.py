@@ -39,7 +39,7 @@ from ._prices import TokenPrice
 from ._server_tools import ToolWebFetch, ToolWebSearch, UserLocation
 from ._tokens import TokensDict, TokenUsage
 from ._tool_info import ToolInfo
-from ._tool_result import ContentToolResult
+from ._tool_result import ContentToolResult, ContentToolResultProgress
 from ._turn import FinishReason, Tokens, Usage
 from .providers._base import ModelInfo
 
@@ -88,6 +88,7 @@ __all__ = [
     "ContentToolResponseFetch",
     "ContentToolResponseSearch",
     "ContentToolResult",
+    "ContentToolResultProgress",
     "ContentUnknown",
     "ContentUploaded",
     "FileMetadata",
