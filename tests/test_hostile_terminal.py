@@ -50,8 +50,14 @@ def test_the_sanitiser_keeps_text_and_drops_every_control_sequence() -> None:
 
 
 def test_a_sequence_split_across_two_deltas_leaves_no_escape() -> None:
-    first, second = CLIPBOARD[:5], CLIPBOARD[5:]
-    assert "\x1b" not in strip_controls(first) + strip_controls(second)
+    console, output = terminal()
+    echo = ConsoleEcho("output", console)
+    for cut in (1, 2, 5, len(CLIPBOARD) - 1):  # inside the introducer, the body, the end
+        echo.text(f"x{CLIPBOARD[:cut]}")
+        echo.text(f"{CLIPBOARD[cut:]}y\n")
+    echo.finish()
+    assert_clean(output.getvalue())
+    assert "\x1b" not in output.getvalue().replace("\x1b[", "")  # only rich's own styling
 
 
 def test_model_text_streams_to_the_terminal_without_control_sequences(
