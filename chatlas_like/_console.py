@@ -7,7 +7,8 @@ open tool calls are answered), and the next question works. Ctrl-D or ``exit`` e
 
 Long work shows progress in a transient status area under the output
 (:class:`ProgressEcho`): a spinner until the first token of an answer, then one line
-per running tool with its elapsed time; each is cleared when done. The status area is
+per running tool with its elapsed time and latest progress; each is replaced by its
+result when done. The status area is the echo's own (:mod:`chatlas_like._live_status`),
 redrawn on a clock, never per text delta, so output stays linear in what the model
 sends.
 """
@@ -19,11 +20,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._content import Content, ContentToolRequest
+from ._content import Content
 from ._echo import ConsoleEcho, EchoMode
 from ._errors import ChatlasLikeError
 from ._terminal_safe import safe
-from ._tool_result import ContentToolResult
+from ._tool_result import ContentToolResult, ContentToolResultProgress
 from ._turn import Turn, UserTurn
 
 if TYPE_CHECKING:
@@ -34,52 +35,11 @@ __all__ = ["ProgressEcho", "ask", "run_chat"]
 EXIT_WORDS = frozenset({"exit", "quit", "/exit", "/quit", ":q"})
 
 
-class _Status:
-    """The transient status area: a spinner line, or one line per running tool.
-
-    Spinners live as long as what they show, so they animate between redraws.
-    """
-
-    def __init__(self, clock: Callable[[], float]) -> None:
-        self.clock = clock
-        self.waiting_since: float | None = None
-        self.running: dict[str, tuple[ContentToolRequest, float, Any]] = {}
-        self._spinner: Any = None
-
-    def wait(self) -> None:
-        self.waiting_since = self.clock()
-
-    def start(self, request: ContentToolRequest) -> None:
-        from rich.spinner import Spinner
-
-        self.running[request.id] = (request, self.clock(), Spinner("dots", style="cyan"))
-
-    def __rich__(self) -> Any:
-        from rich.console import Group
-        from rich.spinner import Spinner
-        from rich.text import Text
-
-        from ._display import format_call
-
-        now = self.clock()
-        lines: list[Any] = []
-        if self.waiting_since is not None:
-            if self._spinner is None:
-                self._spinner = Spinner("dots", style="dim")
-            self._spinner.update(
-                text=Text(f"thinking… {now - self.waiting_since:.1f}s", style="dim")
-            )
-            lines.append(self._spinner)
-        for request, started, spinner in self.running.values():
-            spinner.update(
-                text=Text(f"running {format_call(request, 60)}  {now - started:.1f}s", style="cyan")
-            )
-            lines.append(spinner)
-        return Group(*lines)
-
-
 class ProgressEcho(ConsoleEcho):
-    """A :class:`ConsoleEcho` with a status area for long work.
+    """A :class:`ConsoleEcho` that also shows a spinner while the model is thinking.
+
+    The spinner shares the echo's status area (the running tool calls,
+    :mod:`chatlas_like._live_status`): one area, drawn on one clock.
 
     Parameters
     ----------
@@ -105,11 +65,16 @@ class ProgressEcho(ConsoleEcho):
         refresh_per_second: float = 8.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(mode, console)
-        self._status = _Status(clock)
-        self._auto_refresh = auto_refresh
-        self._refresh_per_second = refresh_per_second
-        self._live: Any = None
+        # The spinner shows even when the answer is not echoed (``_Quiet``).
+        terminal = None if console is None else console.is_terminal and not console.is_dumb_terminal
+        super().__init__(
+            mode,
+            console,
+            live=terminal,
+            auto_refresh=auto_refresh,
+            refresh_per_second=refresh_per_second,
+            clock=clock,
+        )
 
     # -- the Echo protocol -------------------------------------------------------------
 
@@ -117,69 +82,28 @@ class ProgressEcho(ConsoleEcho):
         super().user_turn(turn)
         self.waiting()
 
-    def inserted_turn(self, turn: Turn) -> None:
-        self._hide()
-        super().inserted_turn(turn)
-
     def text(self, delta: str) -> None:
-        if not delta:
-            return
-        if self._live is not None:
+        if delta:
             self._status.waiting_since = None
-            self._hide()
         super().text(delta)
 
     def content(self, item: Content) -> None:
-        self._hide()
         self._status.waiting_since = None
+        if (
+            isinstance(item, ContentToolResult)
+            and not isinstance(item, ContentToolResultProgress)
+            and item.request is not None
+            and set(self._calls.open) <= {item.request.id}
+        ):
+            self._status.waiting_since = self._calls.clock()  # the last call: the model is next
         super().content(item)
-        if isinstance(item, ContentToolRequest):
-            self._status.start(item)
-            self._show()
-        elif isinstance(item, ContentToolResult) and item.request is not None:
-            self._status.running.pop(item.request.id, None)
-            if not self._status.running:
-                self._status.wait()  # the model is next
-            self._show()
-
-    def finish(self) -> None:
-        self._status.waiting_since = None
-        self._status.running.clear()
-        self._hide()
-        super().finish()
 
     # -- the status area ---------------------------------------------------------------
 
     def waiting(self) -> None:
         """Show the spinner until the first token (or tool call) arrives."""
-        self._status.wait()
+        self._status.waiting_since = self._calls.clock()
         self._show()
-
-    def _show(self) -> None:
-        if self._status.waiting_since is None and not self._status.running:
-            return
-        if self._live is not None:
-            self._live.refresh()
-            return
-        from rich.live import Live
-
-        self._end_line()
-        self._file.flush()
-        self._live = Live(
-            safe(self._status),  # tool names and arguments come from the model
-            console=self.console,
-            transient=True,
-            auto_refresh=self._auto_refresh,
-            refresh_per_second=self._refresh_per_second,
-            redirect_stdout=False,
-            redirect_stderr=False,
-        )
-        self._live.start(refresh=True)
-
-    def _hide(self) -> None:
-        live, self._live = self._live, None
-        if live is not None:
-            live.stop()
 
 
 class _Quiet(ProgressEcho):

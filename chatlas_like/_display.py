@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import orjson
@@ -44,11 +45,15 @@ if TYPE_CHECKING:
     from ._turn import Turn
 
 __all__ = [
+    "arguments_html",
+    "card_style",
     "chat_html",
     "chat_markdown",
     "content_html",
     "content_markdown",
+    "cut_sizes",
     "error_html",
+    "first_lines",
     "format_call",
     "format_result",
     "inserted_html",
@@ -266,14 +271,73 @@ def outcome_label(result: ContentToolResult) -> str:
     return f"{mark} {word}"
 
 
-def truncation_note(result: ContentToolResult) -> str | None:
-    """A note for a result cut by ``max_result_bytes``, else None."""
-    if not result.is_truncated:
+# The notice the finaliser appends to a cut value (``_finalize.truncation_notice``):
+# what the model was told it received, and, when it may page, what the store keeps.
+_NOTICE = re.compile(
+    r"\[truncated: showing the first ([\d,]+) of ([\d,]+) bytes of this tool result"
+    r"(?:; ([\d,]+) bytes are stored)?"
+)
+_NOTICE_TAIL = 600  # the notice is the value's last line; only its end is searched
+
+
+@dataclass(frozen=True, slots=True)
+class CutSizes:
+    """The sizes of a cut result, in UTF-8 bytes: ``sent`` to the model (its notice
+    included), the ``kept`` part of the value it shows, the ``original`` value, and
+    what the tool-result store keeps (None when the result does not say)."""
+
+    sent: int
+    kept: int | None
+    original: int
+    stored: int | None
+
+
+def cut_sizes(result: ContentToolResult) -> CutSizes | None:
+    """The sizes of a result cut by ``max_result_bytes``, else None.
+
+    ``sent`` and ``original`` are the result's ``stored_length`` and
+    ``original_length``; ``kept`` and ``stored`` are read from the notice the model
+    received with the value, so a card says what the model was told.
+    """
+    if not result.is_truncated or result.original_length is None:
         return None
-    return (
-        f"truncated for the model: {result.stored_length:,} of "
-        f"{result.original_length:,} bytes sent"
-    )
+    sent = result.stored_length if result.stored_length is not None else 0
+    kept = stored = None
+    try:
+        value = result.get_model_value()
+    except Exception:
+        value = None
+    if isinstance(value, list) and value:
+        items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        value = getattr(items[-1], "text", items[-1])
+    if isinstance(value, str):
+        found = _NOTICE.search(value, max(0, len(value) - _NOTICE_TAIL))
+        if found is not None and _number(found.group(2)) == result.original_length:
+            kept = _number(found.group(1))
+            stored = _number(found.group(3)) if found.group(3) else None
+    return CutSizes(sent, kept, result.original_length, stored)
+
+
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def truncation_note(result: ContentToolResult) -> str | None:
+    """A note for a result cut by ``max_result_bytes``, else None: the same numbers
+    everywhere (terminal, notebook, Shiny, transcripts), those the model was told."""
+    sizes = cut_sizes(result)
+    if sizes is None:
+        return None
+    if sizes.kept is not None:
+        note = (
+            f"cut for the model: {sizes.sent:,} bytes sent, the first {sizes.kept:,} "
+            f"of {sizes.original:,} and a notice"
+        )
+    else:
+        note = f"cut for the model: {sizes.sent:,} of {sizes.original:,} bytes sent"
+    if sizes.stored is not None:
+        note += f"; {sizes.stored:,} bytes stored"
+    return note
 
 
 def format_result(result: ContentToolResult) -> str:
@@ -523,11 +587,17 @@ def request_html(request: ContentToolRequest) -> str:
         f"data-tool='{_esc(request.name)}' style='{style}'>"
         f"<summary style='cursor:pointer'><strong style='color:{_REQUEST_COLOUR}'>⚙ tool call"
         f"</strong> <code>{_esc(format_call(request, SUMMARY_ARGUMENT_CHARS))}</code></summary>"
-        f"{problem}{_arguments_html(request)}</details>"
+        f"{problem}{arguments_html(request)}</details>"
     )
 
 
-def _arguments_html(request: ContentToolRequest) -> str:
+def card_style(colour: str) -> str:
+    """The inline style of a tool card with a ``colour`` edge."""
+    return _CARD.format(colour=colour)
+
+
+def arguments_html(request: ContentToolRequest) -> str:
+    """A request's arguments, pretty-printed and cut, escaped."""
     shown = _cut(_dump(request.arguments, indent=True), PREVIEW_CHARS)
     return (
         f"<div class='chatlas-like-arguments'><span style='{_SMALL}'>arguments</span>"
@@ -553,7 +623,7 @@ def result_html(result: ContentToolResult) -> str:
     )
     open_attr = " open" if result.is_error else ""
     what = "what the model read" if result.outcome == "success" else "message to the model"
-    arguments = _arguments_html(request) if request is not None else ""
+    arguments = arguments_html(request) if request is not None else ""
     return (
         f"<details class='chatlas-like-tool chatlas-like-tool-result outcome-{result.outcome}' "
         f"data-tool='{_esc(name)}' data-outcome='{result.outcome}'{open_attr} "

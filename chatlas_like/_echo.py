@@ -12,6 +12,14 @@ text), once. That redraw costs the segment's length, so the whole echo stays lin
 segment taller than the screen (partly scrolled away), one holding control characters,
 ``echo="text"`` and output that is not a terminal stay as streamed: plain text.
 
+Tool calls on a terminal: each request is printed as it arrives, and the calls still
+running are shown under the output in a transient status area (one line per call with
+its elapsed time and latest progress, :mod:`chatlas_like._live_status`), redrawn on a
+clock and erased before anything else is written; a call's line is replaced by its
+result when it finishes, so results print in the order calls finish. Output that is not
+a terminal (a file, CI) has no status area: the request line, each progress item once
+as a plain line, and the result.
+
 ``echo=`` modes: ``"none"``; ``"text"`` (the model's text); ``"output"`` (text, tool
 requests and results); ``"all"`` (also the user's prompt).
 
@@ -25,6 +33,8 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
 from ._content import (
@@ -38,8 +48,10 @@ from ._content import (
     ContentThinkingDelta,
     ContentToolRequest,
 )
+from ._live_cards import LiveCalls, progress_line
+from ._live_status import LiveArea, StatusLines
 from ._terminal_safe import safe, strip_controls
-from ._tool_result import ContentToolResult
+from ._tool_result import ContentToolResult, ContentToolResultProgress
 
 if TYPE_CHECKING:
     from ._echo_options import EchoOptions
@@ -102,6 +114,16 @@ class ConsoleEcho:
         Show the model's extended thinking as it streams, dimmed (hidden when False).
     options
         Display settings (:meth:`Chat.set_echo_options`).
+    live
+        Show running tool calls in a status area; None (default): when the output is
+        a terminal (and ``mode`` is not ``"text"``).
+    auto_refresh
+        Redraw the status area on a clock (``refresh_per_second``); off, it is drawn
+        only when it changes.
+    refresh_per_second
+        How often elapsed times are redrawn.
+    clock
+        The time source for elapsed times.
     """
 
     def __init__(
@@ -110,6 +132,11 @@ class ConsoleEcho:
         console: Any = None,
         thinking: bool = True,
         options: EchoOptions | None = None,
+        *,
+        live: bool | None = None,
+        auto_refresh: bool = True,
+        refresh_per_second: float = 8.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         from ._echo_options import EchoOptions
 
@@ -136,6 +163,16 @@ class ConsoleEcho:
         self._markdown = terminal and mode != "text"
         self._segment: list[str] = []  # the open text segment's deltas (Markdown only)
         self._segment_at_line_start = False
+        self._calls = LiveCalls(clock)
+        self._status = StatusLines(self._calls)
+        self._area: LiveArea | None = None
+        if live if live is not None else terminal and mode != "text":
+            self._area = LiveArea(
+                lambda: self.console,
+                self._status,
+                auto_refresh=auto_refresh,
+                refresh_per_second=refresh_per_second,
+            )
 
     @property
     def console(self) -> Any:
@@ -151,6 +188,7 @@ class ConsoleEcho:
             return
         from rich.text import Text
 
+        self._hide()
         self._end_line()
         self.console.print(safe(Text("👤 ", style="bold") + Text(turn.text)))
         self._line_start = True
@@ -162,13 +200,16 @@ class ConsoleEcho:
 
         from ._display import first_lines
 
+        self._hide()
         self._end_line()
         label = Text(f"↳ inserted {turn.role} message: ", style="bold magenta")
         self.console.print(safe(label + Text(first_lines(turn.text, 3), style="dim")))
+        self._show()
 
     def text(self, delta: str) -> None:
         if not delta:
             return
+        self._hide()  # raw writes must not land inside the status area
         if self._markdown:
             if not self._segment:
                 self._segment_at_line_start = self._line_start
@@ -178,33 +219,65 @@ class ConsoleEcho:
 
     def content(self, item: Content) -> None:
         if isinstance(item, ContentThinkingDelta):
+            self._hide()
             self._thinking_delta(item)
             return
+        tracked = self._track(item)
         if self.mode == "text" or isinstance(item, (ContentJson, ContentCitation)):
+            if tracked:
+                self._show()  # a quiet echo still shows what runs
             return  # a structured answer was echoed as its text; citations stay in the text
+        if isinstance(item, ContentText):
+            self.text(item.text)
+            return
+        if isinstance(item, ContentToolResultProgress):
+            self._progress(item)
+            return
+        self._hide()
+        self._end_line()
+        self._print_content(item)
+        self._line_start = True
+        self._show()
+
+    def _track(self, item: Content) -> bool:
+        """Keep the open calls up to date; whether ``item`` is part of a tool call."""
+        if isinstance(item, ContentToolRequest):
+            self._calls.requested(item)
+        elif isinstance(item, ContentToolResultProgress):
+            self._calls.progressed(item)
+        elif isinstance(item, ContentToolResult):
+            self._calls.finished(item)  # its status line goes; its result is printed
+        else:
+            return False
+        return True
+
+    def _print_content(self, item: Content) -> None:
         from rich.text import Text
 
         from ._display import format_call, result_rich
 
         if isinstance(item, (ContentServerToolRequest, ContentServerToolResult)):
-            self._end_line()
             self._server_tool(item)
         elif isinstance(item, ContentThinking):
             if self.thinking:  # only redacted thinking arrives whole
-                self._end_line()
                 self.console.print(Text("💭 [redacted thinking]", style="dim"))
         elif isinstance(item, ContentToolRequest):
-            self._end_line()
             self.console.print(safe(Text(f"🔧 {format_call(item)}", style="bold cyan")))
         elif isinstance(item, ContentToolResult):
-            self._end_line()
             self.console.print(safe(result_rich(item, self.options.tool_result_max_lines)))
-        elif isinstance(item, ContentText):
-            self.text(item.text)
-            return
         else:
-            self._end_line()
             self.console.print(safe(Text(str(item), style="dim")))
+
+    def _progress(self, item: ContentToolResultProgress) -> None:
+        """A running call's latest progress: on its status line, or a plain line."""
+        if self._area is not None:
+            self._show()
+            return
+        from rich.text import Text
+
+        name = item.request.name if item.request is not None else "tool"
+        self._end_line()
+        self.console.print(safe(Text(f"  ↳ {name}: {progress_line(item)}", style="dim")))
         self._line_start = True
 
     def _thinking_delta(self, delta: ContentThinkingDelta) -> None:
@@ -248,11 +321,29 @@ class ConsoleEcho:
         self.console.print(safe(Panel(body, title=title, title_align="left", expand=False)))
 
     def tool_started(self, request: ContentToolRequest) -> None:
-        pass  # the request's line is already shown
+        self._calls.started(request)  # its elapsed time counts from now
+        self._show()
 
     def finish(self) -> None:
+        self._calls.clear()
+        self._status.waiting_since = None
+        self._hide()
         self._end_line()
         self._file.flush()
+
+    def _show(self) -> None:
+        """Draw the status area under the output (when there is one and it has lines)."""
+        if self._area is None or not self._status:
+            self._hide()
+            return
+        if not self._area.shown:
+            self._end_line()
+            self._file.flush()
+        self._area.show()
+
+    def _hide(self) -> None:
+        if self._area is not None:
+            self._area.hide()
 
     def _end_line(self) -> None:
         self._render_segment()

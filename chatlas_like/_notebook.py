@@ -3,8 +3,10 @@
 The streamed text is re-sent to the front end only when it has grown by a fixed share
 since the last update, so the bytes sent for an answer of n characters stay
 proportional to n however many deltas it arrives in. When a text segment ends it is
-sent once more, rendered as Markdown (raw HTML escaped). Tool requests and results are
-shown as collapsible cards below the text they follow.
+sent once more, rendered as Markdown (raw HTML escaped). Each tool call is one
+collapsible card below the text it follows: shown running when the model asks for it,
+updated in place with each progress item, and replaced by its outcome, as in the
+finished transcript (:func:`chatlas_like._display.chat_html`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from ._content import (
     ContentToolRequest,
 )
 from ._display import content_html, inserted_html
+from ._live_cards import LiveCalls, running_card_html
+from ._tool_result import ContentToolResult, ContentToolResultProgress
 
 if TYPE_CHECKING:
     from ._echo import EchoMode
@@ -66,6 +70,8 @@ class NotebookEcho:
         self._shown = 0
         self.updates = 0
         self.bytes_sent = 0
+        self._calls = LiveCalls(lambda: 0.0)  # no clock: a card shows no elapsed time
+        self._cards: dict[str, Any] = {}  # call id -> the output of its card
 
     def user_turn(self, turn: Turn) -> None:
         if self.mode == "all":
@@ -94,17 +100,38 @@ class NotebookEcho:
             self.text(item.text)
             return
         self._close_text()
-        card = content_html(item)
-        height = self.options.tool_result_max_height
-        if height is not None and height != DEFAULT_CARD_HEIGHT:
-            card = f"<div style='max-height:{height};overflow:auto'>{card}</div>"
-        self._show(card, None)
+        if isinstance(item, ContentToolRequest):
+            self._card(item.id, running_card_html(self._calls.requested(item)))
+        elif isinstance(item, ContentToolResultProgress):
+            call = self._calls.progressed(item)
+            if call is not None:
+                self._card(call.request.id, running_card_html(call))
+        elif isinstance(item, ContentToolResult) and item.request is not None:
+            self._calls.finished(item)
+            self._card(item.request.id, content_html(item), last=True)
+        else:
+            self._show(self._bounded(content_html(item)), None)
 
     def tool_started(self, request: ContentToolRequest) -> None:
-        pass  # the request's line is already shown
+        pass  # its card shows it running from the request on
+
+    def _card(self, call_id: str, card: str, *, last: bool = False) -> None:
+        """Show a call's card in its own output, replacing what it showed before."""
+        handle = self._cards.pop(call_id, None) if last else self._cards.get(call_id)
+        shown = self._show(self._bounded(card), handle)
+        if not last:
+            self._cards[call_id] = shown
+
+    def _bounded(self, card: str) -> str:
+        height = self.options.tool_result_max_height
+        if height is not None and height != DEFAULT_CARD_HEIGHT:
+            return f"<div style='max-height:{height};overflow:auto'>{card}</div>"
+        return card
 
     def finish(self) -> None:
         self._close_text()
+        self._calls.clear()
+        self._cards.clear()
 
     def _render_text(self) -> None:
         joined = "".join(self._parts)

@@ -20,9 +20,13 @@ pair :func:`chat_ui` with :func:`chat_server` (a function taking a :class:`Chat`
     app = App(app_ui, server)
 
 Each browser session gets its own copy of the chat, so histories never mix. Answers
-stream through ``Chat.stream_async(content="all")``: text as it arrives, tool requests
-and results as cards when they happen (rendered by their ``tagify()``, everything
-escaped). Sync tools run in worker threads, so a slow tool in one session never
+stream through ``Chat.stream_async(content="all")``: text as it arrives, and one card
+per tool call that goes from running (its latest progress shown) to its outcome
+(rendered by the result's ``tagify()``, everything escaped), while other calls still
+run. A streamed message cannot be changed once sent, so each newer card of a call
+carries a one-rule stylesheet that hides the card it supersedes
+(:mod:`chatlas_like._live_cards`); a replayed history shows one card per call the
+same way. Sync tools run in worker threads, so a slow tool in one session never
 freezes another. A failed answer is shown in the chat as a marked box; the history is
 repaired and the session goes on.
 
@@ -50,8 +54,9 @@ from ._content import (
     ContentThinkingDelta,
     ContentToolRequest,
 )
-from ._display import content_html, error_html, inserted_html
-from ._tool_result import ContentToolResult
+from ._display import content_html, error_html, inserted_html, request_html
+from ._live_cards import LiveCall, call_key, running_card_html, superseding_style
+from ._tool_result import ContentToolResult, ContentToolResultProgress
 from ._turn import Turn
 
 if TYPE_CHECKING:
@@ -70,6 +75,7 @@ __all__ = [
 INSTALL_HINT = "Shiny support needs the `shiny` extra: pip install 'chatlas_like[shiny]'"
 _registered = False
 _register_lock = threading.Lock()
+_OPEN_CALLS_KEPT = 10_000  # progress counts of calls whose result has not come yet
 
 
 def _shinychat() -> Any:
@@ -97,8 +103,10 @@ def register_shinychat() -> None:
         def text(item: ContentText) -> Any:
             return ChatMessage(content=item.text)  # Markdown, sanitised by shinychat
 
+        steps = _ProgressSteps()
+
         def tool_card(item: ContentToolRequest | ContentToolResult) -> Any:
-            return ChatMessage(content=item.tagify())
+            return ChatMessage(content=_live_card(item, steps))
 
         def other(item: Content) -> Any:
             return ChatMessage(content=HTML(content_html(item)))
@@ -133,11 +141,70 @@ def _turn_body(turn: Turn) -> Any:
     for c in turn.contents:
         if isinstance(c, ContentText):
             pieces.append(HTML(prose_html(c.text)))
-        elif isinstance(c, (ContentToolRequest, ContentToolResult)):
-            pieces.append(c.tagify())
+        elif isinstance(c, ContentToolRequest):
+            pieces.append(HTML(_replayed_request(c)))
+        elif isinstance(c, ContentToolResult):
+            pieces.append(_result_card(c))
         else:
             pieces.append(HTML(content_html(c)))
     return TagList(*pieces)
+
+
+class _ProgressSteps:
+    """How many progress cards each open call has shown (its cards' step numbers)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._steps: dict[str, int] = {}
+
+    def request(self, call_id: str) -> None:
+        with self._lock:
+            self._steps[call_id] = 0
+            if len(self._steps) > _OPEN_CALLS_KEPT:  # calls whose result never came
+                del self._steps[next(iter(self._steps))]
+
+    def progress(self, call_id: str) -> int:
+        with self._lock:
+            step = self._steps[call_id] = self._steps.get(call_id, 0) + 1
+            return step
+
+    def result(self, call_id: str) -> None:
+        with self._lock:
+            self._steps.pop(call_id, None)
+
+
+def _live_card(item: ContentToolRequest | ContentToolResult, steps: _ProgressSteps) -> Any:
+    """A streamed tool item as its call's one visible card: running, progressed, done."""
+    from htmltools import HTML
+
+    if isinstance(item, ContentToolRequest):
+        steps.request(item.id)
+        return HTML(running_card_html(LiveCall(item, 0.0)))
+    if isinstance(item, ContentToolResultProgress) and item.request is not None:
+        step = steps.progress(item.request.id)
+        call = LiveCall(item.request, 0.0, progress=item, steps=step)
+        return HTML(superseding_style(item.request.id, step - 1) + running_card_html(call))
+    if item.request is not None:
+        steps.result(item.request.id)
+    return _result_card(item)
+
+
+def _result_card(result: ContentToolResult) -> Any:
+    """A result's own ``tagify()`` (a subclass's custom display too), hiding the cards
+    its call showed while it ran."""
+    if result.request is None:
+        return result.tagify()
+    from htmltools import HTML, TagList
+
+    return TagList(HTML(superseding_style(result.request.id)), result.tagify())
+
+
+def _replayed_request(request: ContentToolRequest) -> str:
+    """A request in a replayed history: its card, hidden by its result's card."""
+    return (
+        f"<div class='chatlas-like-live' data-call='{call_key(request.id)}' data-step='0'>"
+        f"{request_html(request)}</div>"
+    )
 
 
 def chat_ui(id: str, **kwargs: Any) -> Any:

@@ -114,8 +114,8 @@ def test_a_markdown_image_in_model_prose_is_shown_as_text_not_fetched() -> None:
 
 def test_a_truncated_result_is_labelled() -> None:
     cut = result("success", original_length=668_000, stored_length=100_000, is_truncated=True)
-    assert "truncated for the model: 100,000 of 668,000 bytes sent" in cut._repr_html_()
-    assert "truncated for the model" in cut._repr_markdown_()
+    assert "cut for the model: 100,000 of 668,000 bytes sent" in cut._repr_html_()
+    assert "cut for the model" in cut._repr_markdown_()
 
 
 def test_a_huge_result_is_cut_before_it_is_shown() -> None:

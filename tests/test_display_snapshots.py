@@ -20,6 +20,7 @@ from chatlas_like._display import PREVIEW_CHARS, format_result
 
 REQUEST = ContentToolRequest("toolu_0001", "get_weather", {"city": "Paris", "days": 3})
 
+CUT = "xxxxx\n[truncated: showing the first 5 of 50 bytes of this tool result]"
 RESULTS = {
     "success": ContentToolResult(value={"temp": 21.5, "sky": "clear"}, request=REQUEST),
     "error": ContentToolResult(error="no station near Paris", request=REQUEST),
@@ -35,9 +36,9 @@ RESULTS = {
         value="The user keeps Paris private.", outcome="denied", request=REQUEST
     ),
     "truncated": ContentToolResult(value="x" * 50, request=REQUEST).with_model_value(
-        "xxxxx\n[truncated: showing the first 5 of 50 bytes of this tool result]",
+        CUT,
         original_length=50,
-        stored_length=5,
+        stored_length=len(CUT),  # what was sent: the kept text and the notice
         is_truncated=True,
     ),
 }

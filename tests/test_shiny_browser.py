@@ -71,6 +71,8 @@ def model(body: Mapping[str, Any]) -> Reply:
     prompt = texts[-1].lower()
     if "weather" in prompt:
         return Reply.tool_call("weather", {"city": "Paris"}, text="Let me check the weather.")
+    if "both" in prompt:
+        return Reply.tool_calls([("slow_report", {}), ("weather", {"city": "Paris"})])
     if "slow" in prompt:
         return Reply.tool_call("slow_report", {}, text="Building the report.")
     if "fail" in prompt:
@@ -216,6 +218,42 @@ def test_the_app_shows_the_history_the_chat_already_had(browser: Any) -> None:
             expect(page.get_by_text("Weather in Oslo?")).to_be_visible()
             card = page.locator(".chatlas-like-tool-result")
             expect(card).to_contain_text('weather(city="Oslo")')
+            # One card per call: the request's card is hidden by its result's.
+            expect(page.locator(".chatlas-like-tool:visible")).to_have_count(1)
             card.locator("summary").click()
             expect(card.locator("pre").last).to_contain_text("snow <b>heavy</b>")
             assert outside.blocked == []
+
+
+def test_a_running_card_turns_into_its_result_card_while_another_call_still_runs(
+    app: tuple[AppServer, LoopbackServer], browser: Any
+) -> None:
+    """Needs results delivered as calls finish (issue 14's tool runner)."""
+    from playwright.sync_api import expect
+
+    server, _ = app
+    outside = Outside()
+    page = open_page(browser, server.url, outside)
+    send(page, "Run both tools.")
+    assert slow_started.wait(timeout=WAIT_MS / 1000)
+    slow = ".chatlas-like-tool[data-tool='slow_report']:visible"
+    weather_cards = ".chatlas-like-tool[data-tool='weather']:visible"
+
+    # The fast call's card turns into its result while the slow one still runs.
+    expect(page.locator(".chatlas-like-tool-result[data-tool='weather']")).to_be_visible(
+        timeout=WAIT_MS
+    )
+    expect(page.locator(weather_cards)).to_have_count(1)
+    expect(page.locator(slow)).to_have_count(1)
+    expect(page.locator(slow)).to_contain_text("⏳ running")
+    assert not release_slow.is_set()
+
+    release_slow.set()
+    expect(page.locator(".chatlas-like-tool-result[data-tool='slow_report']")).to_be_visible(
+        timeout=WAIT_MS
+    )
+    expect(page.locator(slow)).to_have_count(1)
+    expect(page.locator(slow)).to_contain_text("✔ result")
+    expect(page.locator(weather_cards)).to_have_count(1)
+    assert page.evaluate("window.__pwned === undefined")
+    assert outside.blocked == []

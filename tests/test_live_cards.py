@@ -1,0 +1,295 @@
+"""Live tool cards: one card per call, from running to its outcome, in every display.
+
+The echoes are driven directly with the sequence the turn loop sends per call
+(request, started, progress..., result), calls interleaved; the end-to-end tests go
+through a real Chat on the loopback server.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from chatlas_like import (
+    ContentToolRequest,
+    ContentToolResult,
+    ContentToolResultProgress,
+    SqliteStore,
+)
+from chatlas_like._display import content_html, truncation_note
+from chatlas_like._echo import ConsoleEcho
+from chatlas_like._live_cards import call_key
+from chatlas_like._notebook import NotebookEcho
+from chatlas_like.testing import LoopbackServer, Reply
+
+from .conftest import make_chat
+
+SLOW = ContentToolRequest(id="toolu_slow", name="slow", arguments={"n": 1})
+FAST = ContentToolRequest(id="toolu_fast", name="fast", arguments={"n": 2})
+HOSTILE = "\x1b]52;c;cGF3bmVk\x07<script>x()</script>\x1b[2J"
+
+
+def progress(request: ContentToolRequest, text: str) -> ContentToolResultProgress:
+    return ContentToolResultProgress(value=text, request=request)
+
+
+def result(request: ContentToolRequest, text: str) -> ContentToolResult:
+    return ContentToolResult(value=text, request=request)
+
+
+class Display:
+    """A notebook front end: each output's current HTML, and how often it changed."""
+
+    def __init__(self) -> None:
+        self.outputs: list[str] = []
+        self.updates = 0
+
+    def __call__(self, payload: str, handle: Any) -> Any:
+        if handle is None:
+            self.outputs.append(payload)
+            return len(self.outputs) - 1
+        self.outputs[handle] = payload
+        self.updates += 1
+        return handle
+
+
+def plain_echo() -> tuple[ConsoleEcho, io.StringIO]:
+    output = io.StringIO()
+    return ConsoleEcho("output", Console(file=output, width=200, force_terminal=False)), output
+
+
+def terminal_echo(clock: Callable[[], float]) -> tuple[ConsoleEcho, io.StringIO]:
+    output = io.StringIO()
+    console = Console(file=output, width=200, force_terminal=True, color_system=None)
+    return ConsoleEcho("output", console, auto_refresh=False, clock=clock), output
+
+
+def two_calls_fast_first(echo: Any) -> None:
+    """Two calls asked for; the second finishes while the first still runs."""
+    echo.content(SLOW)
+    echo.content(FAST)
+    echo.tool_started(SLOW)
+    echo.tool_started(FAST)
+    echo.content(progress(SLOW, "step 1 of 3"))
+    echo.content(result(FAST, "fast done"))
+    echo.content(progress(SLOW, "step 2 of 3"))
+    echo.content(result(SLOW, "slow done"))
+    echo.finish()
+
+
+# -- terminal ---------------------------------------------------------------------------
+
+
+def test_output_that_is_not_a_terminal_gets_each_line_once_in_order_and_no_live_area() -> None:
+    echo, output = plain_echo()
+    two_calls_fast_first(echo)
+    lines = [line for line in output.getvalue().splitlines() if line.strip()]
+    assert lines == [
+        "🔧 slow(n=1)",
+        "🔧 fast(n=2)",
+        "  ↳ slow: step 1 of 3",
+        "✔ result fast(n=2)",
+        "fast done",
+        "  ↳ slow: step 2 of 3",
+        "✔ result slow(n=1)",
+        "slow done",
+    ]
+    assert "\x1b" not in output.getvalue()  # no cursor moves, no styling: a file stays plain
+
+
+def test_a_terminal_shows_each_running_call_with_its_elapsed_time_and_latest_progress() -> None:
+    now = [0.0]
+    echo, output = terminal_echo(lambda: now[0])
+    echo.content(SLOW)
+    now[0] = 1.0
+    echo.tool_started(SLOW)
+    now[0] = 3.5
+    echo.content(progress(SLOW, "step 1 of 3"))
+    assert "running slow(n=1)  2.5s  · step 1 of 3" in output.getvalue()
+    echo.content(result(SLOW, "slow done"))
+    echo.finish()
+
+
+def test_a_finished_call_leaves_the_live_area_while_the_other_call_stays() -> None:
+    echo, output = terminal_echo(lambda: 0.0)
+    echo.content(SLOW)
+    echo.content(FAST)
+    echo.tool_started(SLOW)
+    echo.tool_started(FAST)
+    before = len(output.getvalue())
+    echo.content(result(FAST, "fast done"))
+    after = output.getvalue()[before:]
+    printed, _, redrawn = after.partition("fast done")
+    assert "✔ result fast(n=2)" in printed
+    assert "running slow(n=1)" in redrawn and "running fast" not in redrawn
+    echo.content(result(SLOW, "slow done"))
+    echo.finish()
+
+
+def test_the_live_area_is_erased_and_not_redrawn_once_every_call_is_done() -> None:
+    echo, output = terminal_echo(lambda: 0.0)
+    two_calls_fast_first(echo)
+    tail = output.getvalue().rpartition("slow done")[2]
+    assert "running" not in tail
+
+
+def test_text_deltas_never_redraw_the_live_area() -> None:
+    echo, output = terminal_echo(lambda: 0.0)
+    echo.content(SLOW)
+    echo.text("more text ")  # hides the area (drawn once more as it is erased)
+    drawn = output.getvalue().count("running slow")
+    for _ in range(50):
+        echo.text("more text ")
+    assert output.getvalue().count("running slow") == drawn
+    echo.finish()
+
+
+def test_progress_from_a_tool_reaches_the_terminal_without_control_sequences() -> None:
+    for echo, output in (plain_echo(), terminal_echo(lambda: 0.0)):
+        echo.content(SLOW)
+        echo.content(progress(SLOW, HOSTILE))
+        text = output.getvalue()
+        echo.content(result(SLOW, "done"))
+        echo.finish()
+        assert "<script>x()</script>" in text
+        text = output.getvalue()
+        assert "\x1b]52" not in text and "\x1b[2J" not in text and "\x07" not in text
+
+
+# -- notebook ---------------------------------------------------------------------------
+
+
+def test_a_notebook_shows_one_card_per_call_that_goes_from_running_to_its_outcome() -> None:
+    display = Display()
+    echo = NotebookEcho("output", display)
+    echo.content(SLOW)
+    assert len(display.outputs) == 1 and "⏳ running" in display.outputs[0]
+    echo.content(progress(SLOW, "step <1>"))
+    assert len(display.outputs) == 1 and "step &lt;1&gt;" in display.outputs[0]
+    echo.content(result(SLOW, "slow done"))
+    echo.finish()
+    assert display.outputs == [content_html(result(SLOW, "slow done"))]
+    assert display.updates == 2
+
+
+def test_a_notebook_updates_each_calls_own_card_whichever_finishes_first() -> None:
+    display = Display()
+    two_calls_fast_first(NotebookEcho("output", display))
+    assert display.outputs == [
+        content_html(result(SLOW, "slow done")),
+        content_html(result(FAST, "fast done")),
+    ]
+
+
+def test_a_notebook_card_escapes_what_a_tool_yields() -> None:
+    display = Display()
+    echo = NotebookEcho("output", display)
+    echo.content(SLOW)
+    echo.content(progress(SLOW, "<img src=x onerror=alert(1)>"))
+    assert "<img" not in display.outputs[0] and "&lt;img" in display.outputs[0]
+
+
+# -- Shiny (what shinychat receives) -------------------------------------------------------
+
+
+def shown(message: Any) -> str:
+    blocks = "".join(b["content"] for b in message.blocks if b["type"] == "html_block")
+    return f"{message.content}{blocks}"
+
+
+def test_shiny_cards_of_a_call_each_hide_the_card_they_supersede() -> None:
+    import shinychat
+
+    from chatlas_like.shiny import register_shinychat
+
+    register_shinychat()
+    key = call_key(SLOW.id)
+    running = shown(shinychat.message_content_chunk(SLOW))
+    first = shown(shinychat.message_content_chunk(progress(SLOW, "<b>one</b>")))
+    second = shown(shinychat.message_content_chunk(progress(SLOW, "two")))
+    done = shown(shinychat.message_content_chunk(result(SLOW, "done")))
+    assert f"data-call='{key}' data-step='0'" in running and "⏳ running" in running
+    assert f".chatlas-like-live[data-call='{key}'][data-step='0']{{display:none}}" in first
+    assert "&lt;b&gt;one&lt;/b&gt;" in first and "<b>one" not in first
+    assert f"[data-call='{key}'][data-step='1']{{display:none}}" in second
+    assert f".chatlas-like-live[data-call='{key}']{{display:none}}" in done
+    assert (
+        "chatlas-like-tool-result" in done and "chatlas-like-live" not in done.split("</style>")[1]
+    )
+
+
+def test_a_call_key_is_safe_in_css_whatever_the_id() -> None:
+    assert re.fullmatch(r"[0-9a-f]{16}", call_key("x']{}</style><script>"))
+
+
+# -- truncation: one set of numbers ---------------------------------------------------------
+
+
+def big() -> str:
+    """A large report."""
+    return "line of the report\n" * 5000
+
+
+def test_a_truncated_results_card_gives_the_numbers_the_model_and_the_store_have(
+    serve: Callable[..., LoopbackServer], tmp_path: Path
+) -> None:
+    server = serve([Reply.tool_call("big", {}), Reply.text("ok")])
+    store = SqliteStore(tmp_path / "r.db")
+    chat = make_chat(server, store=store, paging=True, max_result_bytes=2000)
+    chat.register_tool(big)
+    chat.chat("go", echo="none")
+    (cut,) = chat.get_turns()[2].tool_results
+    sent = server.message_requests()[1]["messages"][-1]["content"][0]["content"]
+    kept, original, stored = map(
+        lambda n: int(n.replace(",", "")),
+        re.search(r"first ([\d,]+) of ([\d,]+) bytes.*?; ([\d,]+) bytes are stored", sent).groups(),  # pyright: ignore[reportOptionalMemberAccess]
+    )
+    record = store.get(None, chat.run_id, 1)
+    assert record is not None
+    assert (record.original_length, record.stored_length) == (original, stored)
+    assert (cut.original_length, cut.stored_length) == (original, len(sent.encode()))
+    note = truncation_note(cut)
+    assert note == (
+        f"cut for the model: {len(sent.encode()):,} bytes sent, the first {kept:,} of "
+        f"{original:,} and a notice; {stored:,} bytes stored"
+    )
+    assert note in cut._repr_html_() and note in cut._repr_markdown_()
+
+
+# -- end to end: a real chat with two tools ---------------------------------------------------
+
+
+def test_a_chat_with_two_concurrent_tools_echoes_one_outcome_per_call(
+    serve: Callable[..., LoopbackServer],
+) -> None:
+    fast_done = threading.Event()
+
+    def slow_tool() -> str:
+        """Waits for the fast tool."""
+        assert fast_done.wait(timeout=30)  # it finished while this one was blocked
+        return "slow done"
+
+    def fast_tool() -> str:
+        """Returns at once."""
+        fast_done.set()
+        return "fast done"
+
+    server = serve(
+        [Reply.tool_calls([("slow_tool", {}), ("fast_tool", {})]), Reply.text("Both done.")]
+    )
+    output = io.StringIO()
+    chat = make_chat(server)
+    chat.register_tool(slow_tool)
+    chat.register_tool(fast_tool)
+    chat.set_echo_options(rich_console={"file": output, "width": 200, "force_terminal": False})
+    chat.chat("Run both", echo="output")
+    text = output.getvalue()
+    assert text.count("✔ result slow_tool()") == 1 and text.count("✔ result fast_tool()") == 1
+    assert "running" not in text  # a file gets no live area
+    assert text.index("🔧 fast_tool()") < text.index("✔ result")  # asked before answered
