@@ -517,7 +517,7 @@ class ContentToolRequestSearch(ContentServerToolRequest):
         return str(_mapping(self.arguments).get("query", ""))
 
     def __str__(self) -> str:
-        return f"web search: {self.query!r}"
+        return f"**web search request**: {self.query!r}"
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -548,7 +548,7 @@ class ContentToolRequestFetch(ContentServerToolRequest):
         return str(_mapping(self.arguments).get("url", ""))
 
     def __str__(self) -> str:
-        return f"web fetch: {self.url}"
+        return f"**web fetch request**: {self.url}"
 
 
 @dataclass(frozen=True, slots=True, init=False)

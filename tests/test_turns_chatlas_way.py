@@ -15,6 +15,8 @@ from chatlas_like import (
     ContentPDF,
     ContentText,
     ContentToolRequest,
+    ContentToolRequestFetch,
+    ContentToolRequestSearch,
     ContentUploaded,
     StreamController,
     StreamInterruptedError,
@@ -203,6 +205,15 @@ def test_str_of_a_document_and_an_upload_name_their_media_type_as_chatlas_does()
 
 def test_a_file_name_with_backticks_and_newlines_stays_inside_one_code_span() -> None:
     assert str(ContentPDF(data=b"1", filename="x`\n# heading")) == "``[PDF x`\\n# heading · 1 B]``"
+
+
+def test_str_of_a_web_search_or_fetch_request_is_chatlas_s_bold_label() -> None:
+    assert str(ContentToolRequestSearch(query="ggplot2 release")) == (
+        "**web search request**: 'ggplot2 release'"
+    )
+    assert str(ContentToolRequestFetch(url="https://example.com/page")) == (
+        "**web fetch request**: https://example.com/page"
+    )
 
 
 def test_printing_a_chat_shows_the_conversation_as_chatlas_does(
