@@ -144,6 +144,32 @@ class Content:
         return copy.deepcopy(new) if deep else new
 
 
+def _byte_size(n: int) -> str:
+    """``n`` bytes as chatlas labels a file: ``512 B``, ``5.4 KB``, ``219 KB``, ``3.0 MB``."""
+    if n < 1024:
+        return f"{n} B"
+    size = float(n)
+    for unit in ("KB", "MB", "GB"):
+        size /= 1024
+        shown = round(size, 1) if size < 10 else round(size)
+        if shown < 1024:  # 1023.7 KB rounds to 1024: say 1.0 MB instead
+            return f"{shown:.1f} {unit}" if shown < 10 else f"{shown:.0f} {unit}"
+    size /= 1024
+    return f"{size:.1f} TB" if size < 10 else f"{size:.0f} TB"
+
+
+def _code_span(label: str) -> str:
+    """``label`` as one Markdown code span: printed chats stay readable when rendered, and a
+    file name cannot start a heading or close the span (newlines shown as ``\\n``)."""
+    label = label.replace("\r\n", "\\n").replace("\r", "\\n").replace("\n", "\\n")
+    longest = run = 0
+    for character in label:
+        run = run + 1 if character == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    return f"{fence}{label}{fence}"
+
+
 def content_classes() -> dict[str, type[Any]]:
     """Each loaded content class by its ``content_type`` (the first class to name one),
     and the citation sources by ``"source:" + type``: what chatlas's data is read into."""
@@ -276,7 +302,8 @@ class ContentPDF(Content):
             raise ValueError("ContentPDF needs exactly one of `data` or `url`")
 
     def __str__(self) -> str:
-        return f"[PDF: {self.filename}]"
+        where = _byte_size(len(self.data)) if self.data is not None else self.url
+        return _code_span(f"[PDF {self.filename} · {where}]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +333,7 @@ class ContentDocument(Content):
             raise ValueError("ContentDocument needs exactly one of `data` or `url`")
 
     def __str__(self) -> str:
-        return f"[document: {self.filename}]"
+        return _code_span(f"[document {self.filename} · {self.mime_type}]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,7 +517,7 @@ class ContentToolRequestSearch(ContentServerToolRequest):
         return str(_mapping(self.arguments).get("query", ""))
 
     def __str__(self) -> str:
-        return f"web search: {self.query!r}"
+        return f"**web search request**: {self.query!r}"
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -521,7 +548,7 @@ class ContentToolRequestFetch(ContentServerToolRequest):
         return str(_mapping(self.arguments).get("url", ""))
 
     def __str__(self) -> str:
-        return f"web fetch: {self.url}"
+        return f"**web fetch request**: {self.url}"
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -797,7 +824,7 @@ class ContentUploaded(Content):
     extra: dict[str, Any] | None = None
 
     def __str__(self) -> str:
-        return f"[uploaded file: {self.filename or self.id}]"
+        return _code_span(f"[uploaded {self.id} · {self.mime_type}]")
 
 
 _REQUEST_KINDS: dict[str, type[ContentServerToolRequest]] = {

@@ -75,6 +75,8 @@ _DOCUMENT_TYPES = {
     ".odt": "application/vnd.oasis.opendocument.text",
     ".xls": "application/vnd.ms-excel",
 }
+# The suffix a generated name gets for a media type: the first listed for it above.
+_DOCUMENT_SUFFIXES = {mime: suffix for suffix, mime in reversed(_DOCUMENT_TYPES.items())}
 DOCUMENT_CACHE_SIZE = 16
 _SIZE = re.compile(r"^(\d+)x(\d+)(>?)(!?)$")
 _names = itertools.count(1)
@@ -305,7 +307,9 @@ def content_document_url(url: str, mime_type: Literal["auto"] | str = "auto") ->
     """
     if url.startswith("data:"):
         media_type, data = _parse_data_url(url)
-        name = f"document_{next(_names):03d}.txt"
+        # A data: URL has no path to name it by: the name says what it holds instead.
+        suffix = _DOCUMENT_SUFFIXES.get(media_type, ".txt")
+        name = f"document_{next(_names):03d}{suffix}"
         return ContentDocument(data=base64.b64decode(data), filename=name, mime_type=media_type)
     name = _url_name(url)
     if name.lower().endswith(".pdf"):

@@ -517,3 +517,138 @@ def test_the_system_prompt_property(api: Any) -> None:
 def test_other_providers_say_what_to_use_instead() -> None:
     with pytest.raises(ImportError, match="use ChatAnthropic"):
         ctl.ChatOpenAI()  # pyright: ignore[reportAttributeAccessIssue]
+
+
+# -- get-started/chat: save history, print, tokens and cost ------------------------------------
+
+# Two answers with known usage. The figures each test expects (the printed chat, the
+# ``get_tokens()`` dicts, the costs) are what chatlas 0.23.0 gives for this same script.
+NAMED = [
+    Reply.text("Hello Chatlas.").with_usage(input_tokens=20, output_tokens=5),
+    Reply.text("Your name is Chatlas.").with_usage(
+        input_tokens=40, output_tokens=7, cache_read_input_tokens=10
+    ),
+]
+
+
+def named_chat() -> Any:
+    chat = ctl.ChatAnthropic(model="claude-haiku-4-5", system_prompt="Be terse.")
+    chat.chat("My name is Chatlas.", echo="none")
+    chat.chat("What's my name?", echo="none")
+    return chat
+
+
+def test_history_saved_with_model_dump_json_restores_with_turn_model_validate_json(
+    api: Any,
+) -> None:
+    api([*NAMED, Reply.text("Still Chatlas.")])
+    chat = named_chat()
+    turns = chat.get_turns()
+    turns_json = [x.model_dump_json() for x in turns]
+    turns_restored = [Turn.model_validate_json(x) for x in turns_json]
+    assert [(t.role, t.text, t.tokens) for t in turns_restored] == [
+        (t.role, t.text, t.tokens) for t in turns
+    ]
+
+
+def test_a_restored_history_is_what_the_next_chat_sends(api: Any) -> None:
+    server = api([*NAMED, Reply.text("Still Chatlas.")])
+    turns_json = [x.model_dump_json() for x in named_chat().get_turns()]
+    chat = ctl.ChatAnthropic(model="claude-haiku-4-5", system_prompt="Be terse.")
+    chat.set_turns([Turn.model_validate_json(x) for x in turns_json])
+    chat.chat("And now?", echo="none")
+    assert [(m["role"], texts(m)) for m in last_messages(server)] == [
+        ("user", ["My name is Chatlas."]),
+        ("assistant", ["Hello Chatlas."]),
+        ("user", ["What's my name?"]),
+        ("assistant", ["Your name is Chatlas."]),
+        ("user", ["And now?"]),
+    ]
+
+
+def test_print_chat_shows_the_conversation_with_tokens_and_cost(
+    api: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api(NAMED)
+    print(named_chat())
+    # chatlas prints "<Chat Anthropic/..."; ours names the provider by its ``name``
+    # (docs/chatlas.md, "Not the same"); the rest is character for character chatlas's.
+    assert capsys.readouterr().out == (
+        "<Chat anthropic/claude-haiku-4-5 turns=5 input=60+10 output=12 cost=$0.0001>\n\n"
+        "## System\n\nBe terse.\n\n"
+        "## User\n\nMy name is Chatlas.\n\n"
+        "## Assistant [input=20 output=5 cost=$0.0000]\n\nHello Chatlas.\n\n"
+        "## User\n\nWhat's my name?\n\n"
+        "## Assistant [input=40+10 output=7 cost=$0.0001]\n\nYour name is Chatlas.\n\n"
+    )
+
+
+def test_get_tokens_gives_chatlas_dicts_per_turn(api: Any) -> None:
+    api(NAMED)
+    assert named_chat().get_tokens() == [
+        {"role": "user", "tokens": 20, "tokens_cached": 0, "tokens_total": 20},
+        {"role": "assistant", "tokens": 5, "tokens_cached": 0, "tokens_total": 5},
+        {"role": "user", "tokens": 15, "tokens_cached": 10, "tokens_total": 40},
+        {"role": "assistant", "tokens": 7, "tokens_cached": 0, "tokens_total": 7},
+    ]
+
+
+def test_turn_tokens_are_input_output_cached(api: Any) -> None:
+    api(NAMED)
+    answers = [t for t in named_chat().get_turns() if t.role == "assistant"]
+    assert [t.tokens for t in answers] == [(20, 5, 0), (40, 7, 10)]
+
+
+def test_get_cost_prices_the_chat_from_the_table(api: Any) -> None:
+    api(NAMED)
+    chat = named_chat()
+    # claude-haiku-4-5: $1 input, $5 output, $0.10 cached, per million tokens
+    assert chat.get_cost() == pytest.approx(0.000121)
+    assert chat.get_cost(include="last") == pytest.approx(0.000076)
+
+
+def test_get_cost_with_your_own_token_price(api: Any) -> None:
+    api(NAMED)
+    # (60 input x $3 + 12 output x $15 + 10 cached x $0.3) per million tokens
+    assert named_chat().get_cost(token_price=(3.0, 15.0, 0.3)) == pytest.approx(0.000363)
+
+
+# -- tool-calling: annotations seen by a request callback ---------------------------------------
+
+
+def test_a_request_callback_reads_the_tool_annotations(api: Any) -> None:
+    api([Reply.tool_call("list_files", {}), Reply.text("a.txt")])
+    chat = ctl.ChatAnthropic()
+
+    def list_files():
+        "List files in the user's current directory"
+        return ["a.txt"]
+
+    chat.register_tool(list_files, annotations={"title": "List files", "readOnlyHint": True})
+    seen: list[tuple[str, Any]] = []
+    chat.on_tool_request(lambda request: seen.append((request.tool.name, request.tool.annotations)))
+    chat.chat("What files are there?", echo="none")
+    assert seen == [("list_files", {"title": "List files", "readOnlyHint": True})]
+
+
+def test_a_request_callback_rejects_a_tool_that_is_not_read_only(api: Any) -> None:
+    server = api([Reply.tool_call("delete_file", {"path": "a.txt"}), Reply.text("Not allowed.")])
+    chat = ctl.ChatAnthropic()
+    deleted: list[str] = []
+
+    def delete_file(path: str):
+        "Delete a file"
+        deleted.append(path)
+
+    chat.register_tool(delete_file, annotations={"destructiveHint": True})
+
+    def on_request(request: ctl.ContentToolRequest):
+        annotations = request.tool.annotations if request.tool else None
+        if not (annotations or {}).get("readOnlyHint"):
+            raise ctl.ToolRejectError(f"'{request.name}' changes files: not allowed.")
+
+    chat.on_tool_request(on_request)
+    chat.chat("Delete a.txt", echo="none")
+    assert deleted == []
+    result = last_messages(server)[-1]["content"][0]
+    assert result["is_error"] is True and "changes files: not allowed." in str(result["content"])

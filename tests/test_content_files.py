@@ -268,6 +268,11 @@ def test_heic_images_are_accepted_and_refused_by_anthropic_before_sending(
     assert server.message_requests() == []
 
 
+def test_a_data_url_document_is_named_for_its_media_type_not_its_payload() -> None:
+    document = content_document_url("data:text/csv;base64,YSxiCjEsMgo=")
+    assert document.filename.endswith(".csv") and "YSxi" not in document.filename
+
+
 def test_content_document_url_takes_data_urls_and_refuses_pdfs() -> None:
     data = base64.b64encode(b"hello").decode()
     document = content_document_url(f"data:text/plain;base64,{data}")

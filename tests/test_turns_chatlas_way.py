@@ -11,8 +11,13 @@ from pydantic import BaseModel
 from chatlas_like import (
     AssistantTurn,
     ContentCitation,
+    ContentDocument,
+    ContentPDF,
     ContentText,
     ContentToolRequest,
+    ContentToolRequestFetch,
+    ContentToolRequestSearch,
+    ContentUploaded,
     StreamController,
     StreamInterruptedError,
     UserTurn,
@@ -181,6 +186,34 @@ def test_a_partial_answer_and_its_prompt_are_left_out_of_get_tokens_and_get_cost
 def test_str_of_a_turn_is_its_contents_one_per_line() -> None:
     turn = AssistantTurn(["First.", "Second."])
     assert str(turn) == "First.\nSecond."
+
+
+def test_str_of_a_pdf_names_it_with_its_size_or_url_as_chatlas_does() -> None:
+    inline = ContentPDF(data=b"x" * 224_256, filename="report.pdf")
+    remote = ContentPDF(url="https://example.com/r.pdf", filename="r.pdf")
+    assert str(inline) == "`[PDF report.pdf · 219 KB]`"
+    assert str(remote) == "`[PDF r.pdf · https://example.com/r.pdf]`"
+
+
+def test_str_of_a_document_and_an_upload_name_their_media_type_as_chatlas_does() -> None:
+    document = ContentDocument(data=b"a,b", filename="data.csv", mime_type="text/csv")
+    assert str(document) == "`[document data.csv · text/csv]`"
+    assert str(ContentUploaded(id="file-abc", mime_type="image/png")) == (
+        "`[uploaded file-abc · image/png]`"
+    )
+
+
+def test_a_file_name_with_backticks_and_newlines_stays_inside_one_code_span() -> None:
+    assert str(ContentPDF(data=b"1", filename="x`\n# heading")) == "``[PDF x`\\n# heading · 1 B]``"
+
+
+def test_str_of_a_web_search_or_fetch_request_is_chatlas_s_bold_label() -> None:
+    assert str(ContentToolRequestSearch(query="ggplot2 release")) == (
+        "**web search request**: 'ggplot2 release'"
+    )
+    assert str(ContentToolRequestFetch(url="https://example.com/page")) == (
+        "**web fetch request**: https://example.com/page"
+    )
 
 
 def test_printing_a_chat_shows_the_conversation_as_chatlas_does(
