@@ -9,7 +9,8 @@ On a terminal, a text segment (the text between two tool calls, or the whole ans
 streams as raw deltas while it is open; when it ends, the cursor goes back to where it
 began and the segment is drawn again as Markdown (headings, bold, lists, code, links as
 text), once. That redraw costs the segment's length, so the whole echo stays linear. A
-segment taller than the screen (partly scrolled away), one holding control characters,
+segment with no Markdown syntax (it would read the same), one taller than the screen
+(partly scrolled away), one holding control characters,
 ``echo="text"`` and output that is not a terminal stay as streamed: plain text.
 
 Tool calls on a terminal: each request is printed as it arrives, and the calls still
@@ -63,6 +64,11 @@ EchoMode = Literal["none", "text", "output", "all"]
 ECHO_MODES = ("none", "text", "output", "all")
 # Characters that move the cursor in ways a segment's row count cannot follow.
 _UNCOUNTABLE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+# What Markdown would draw differently from the raw text: emphasis, code, headings,
+# links, HTML and entities, tables, escapes, lists, quotes, rules and indented code.
+_MARKDOWN = re.compile(
+    r"[*_`#\[\]<>|~\\&]|^ *(?:[-+]|\d+[.)])(?: |$)|^ *(?:={3,}|-{3,})$|^ {4}", re.M
+)
 
 
 class Echo(Protocol):
@@ -359,6 +365,8 @@ class ConsoleEcho:
         self._segment.clear()
         if not self._segment_at_line_start or not text.strip() or _UNCOUNTABLE.search(text):
             return
+        if not _MARKDOWN.search(text):
+            return  # plain prose: as streamed is already how it reads (and a redraw costs)
         from rich.cells import cell_len
 
         console = self.console

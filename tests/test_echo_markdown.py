@@ -75,7 +75,7 @@ def test_a_finished_segment_is_shown_rendered_as_markdown() -> None:
 def test_the_render_goes_back_exactly_to_the_segments_first_row() -> None:
     console, out = terminal(width=20)
     echo = ConsoleEcho("output", console)
-    echo.text("a" * 45 + "\nsecond line")  # 3 rows, then 1
+    echo.text("*" + "a" * 44 + "\nsecond* line")  # 3 rows, then 1
     echo.finish()
     assert "\x1b[3F\x1b[J" in out.getvalue()
 
@@ -97,9 +97,18 @@ def test_a_long_segment_is_rendered_once_not_once_per_delta() -> None:
     console, out = terminal(height=1_000)
     echo = ConsoleEcho("output", console)
     for _ in range(2_000):
-        echo.text("word ")
+        echo.text("**word** ")
     echo.finish()
     assert len(RENDER.findall(out.getvalue())) == 1
+
+
+def test_plain_prose_stays_as_streamed_without_a_redraw() -> None:
+    console, out = terminal()
+    echo = ConsoleEcho("output", console)
+    streamed(echo, "The Midwest had the highest sales in Q3, at 264k.\nNothing else stood out.")
+    echo.finish()
+    assert not RENDER.search(out.getvalue())
+    assert "at 264k.\nNothing else" in out.getvalue()
 
 
 def test_a_segment_taller_than_the_screen_stays_as_streamed() -> None:
