@@ -31,6 +31,8 @@ What the model or a tool controls reaches a terminal without control sequences
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 import re
 import sys
@@ -168,6 +170,7 @@ class ConsoleEcho:
             terminal = self._file.isatty() and os.environ.get("TERM") != "dumb"
         self._markdown = terminal and mode != "text"
         self._segment: list[str] = []  # the open text segment's deltas (Markdown only)
+        self._markdown_template: Any = None
         self._segment_at_line_start = False
         self._calls = LiveCalls(clock)
         self._status = StatusLines(self._calls)
@@ -374,14 +377,39 @@ class ConsoleEcho:
         rows = sum(max(1, -(-cell_len(line) // width)) for line in text.split("\n"))
         if rows >= console.height:
             return  # its first rows scrolled out of reach: leave it as streamed
-        from rich.markdown import Markdown
-
         # Up to the segment's first row (column 0), then clear to the end of the screen.
         self._file.write(f"\x1b[{rows - 1}F\x1b[J" if rows > 1 else "\r\x1b[J")
-        # set_echo_options(rich_markdown=...) styles it; links stay plain text.
-        styling: dict[str, Any] = {**self.options.rich_markdown, "hyperlinks": False}
-        console.print(safe(Markdown(text, **styling)))  # C1 controls are not counted
+        console.print(safe(self._as_markdown(text)))  # C1 controls are not counted
         self._line_start = True
+
+    def _as_markdown(self, text: str) -> Any:
+        """``text`` as a rich ``Markdown``, styled by ``set_echo_options(rich_markdown=...)``
+        (links stay plain text).
+
+        rich's ``Markdown`` makes a new markdown-it parser for every document, which costs
+        more than parsing a segment; here one parser serves them all, and each segment
+        is a copy of one styled template. (rich before 13.2 parses with commonmark: built
+        the ordinary way.)
+        """
+        from rich.markdown import Markdown
+
+        styling: dict[str, Any] = {**self.options.rich_markdown, "hyperlinks": False}
+        template = self._markdown_template
+        if template is None:
+            template = self._markdown_template = Markdown("", **styling)
+        if type(template.parsed) is not list:
+            return Markdown(text, **styling)
+        markdown = copy.copy(template)
+        markdown.markup = text
+        markdown.parsed = _markdown_parser().parse(text)
+        return markdown
+
+
+@functools.cache
+def _markdown_parser() -> Any:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt().enable("strikethrough").enable("table")  # as rich configures it
 
 
 def in_notebook() -> bool:

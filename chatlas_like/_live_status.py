@@ -95,8 +95,9 @@ class LiveArea:
             self.hide()
             return
         if self._live is not None:
-            self._live.refresh()
-            return
+            if not self.auto_refresh:
+                self._live.refresh()
+            return  # else the clock draws it
         from rich.live import Live
 
         self._live = Live(
@@ -108,10 +109,15 @@ class LiveArea:
             redirect_stdout=False,
             redirect_stderr=False,
         )
-        self._live.start(refresh=True)
+        # On a clock, the first draw waits for its first tick: a call that ends sooner
+        # (most do) never costs a render.
+        self._live.start(refresh=not self.auto_refresh)
 
     def hide(self) -> None:
         """Erase the area, so that what is written next lands where it belongs."""
         live, self._live = self._live, None
         if live is not None:
+            from rich.text import Text
+
+            live.update(Text(""), refresh=False)  # stop() draws once more: let that be nothing
             live.stop()
