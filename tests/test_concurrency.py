@@ -73,7 +73,7 @@ async def test_sync_tools_in_chat_async_never_block_the_callers_loop(serve: Any)
     assert chat.get_turns()[2].tool_results[0].value == "released"
 
 
-def test_results_keep_call_order_when_later_calls_finish_first(serve: Any) -> None:
+def test_results_keep_call_order_while_callbacks_see_completion_order(serve: Any) -> None:
     second_done = threading.Event()
     seen: list[str] = []
 
@@ -96,7 +96,7 @@ def test_results_keep_call_order_when_later_calls_finish_first(serve: Any) -> No
     chat.on_tool_result(lambda r: seen.append(r.value))
     chat.chat("go", echo="none")
     assert [r.value for r in chat.get_turns()[2].tool_results] == ["first", "second"]
-    assert seen == ["first", "second"]
+    assert seen == ["second", "first"]
     sent = server.message_requests()[1]["messages"][-1]["content"]
     assert [b["content"] for b in sent] == ["first", "second"]
 
