@@ -25,7 +25,7 @@ from ._loop import END, ModelCall, RunTools, _NextEvent, _NextResult
 from ._retry import retry_delay
 from ._telemetry import QUIET, Observer
 from ._tool_runner import Delivery, Finished, ToolContext, ToolRound
-from ._workers import submit_to_background
+from ._workers import background_loop, submit_to_background
 from .providers._base import AsyncEventStream, EventStream, Provider
 
 __all__ = ["Sender", "drive", "drive_async"]
@@ -213,12 +213,19 @@ def _finishes_calls(reply: Any) -> bool:
 
 
 def _next_blocking(tools: ToolRound) -> Delivery:
-    future, cancel = submit_to_background(tools.next)
-    try:
-        return _wait(future)
-    except BaseException:  # Ctrl-C while waiting: the loop stops the round
-        cancel()
-        raise
+    if tools.ctx.on_result:  # the callbacks run on the round's loop, before delivery
+        future, cancel = submit_to_background(tools.next)
+        try:
+            return _wait(future)
+        except BaseException:  # Ctrl-C while waiting: the loop stops the round
+            cancel()
+            raise
+    if not tools.begun:
+        tools.begin_in(background_loop())
+    while True:  # short waits: Ctrl-C is handled between them (the loop stops the round)
+        delivery = tools.take(_POLL_SECONDS)
+        if delivery is not None:
+            return delivery
 
 
 def _wait(future: concurrent.futures.Future[Delivery]) -> Delivery:

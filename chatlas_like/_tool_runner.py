@@ -248,37 +248,61 @@ def _callback_failed(
 class ToolRound:
     """One turn's tool calls, delivered as they happen (see the module docstring).
 
-    Everything but :meth:`stop` runs on the event loop of the first :meth:`next`.
+    It runs on the event loop of the first :meth:`next`, or the one given to
+    :meth:`begin_in`; :meth:`stop`, :meth:`begin_in` and :meth:`take` may be called
+    from any thread.
     """
 
     def __init__(self, requests: list[ContentToolRequest], ctx: ToolContext) -> None:
         self.ctx = ctx
         self._slots = [_Slot(i, request) for i, request in enumerate(requests)]
-        self._lock = threading.Lock()  # stop() comes from the loop's thread
+        self._lock = threading.Lock()  # the loop's thread and the round's may differ
         self._stopping = False  # nothing starts now (under the lock)
         self._abandoned = False  # stopped from outside: nothing more is delivered
         self._started: set[int] = set()  # (under the lock)
-        self._events: list[Event] = []
-        self._done = False
+        self._events: list[Event] = []  # (under the lock)
+        self._unanswered = len(requests)  # (under the lock)
+        self._done = not requests  # (under the lock)
         self._fatal: BaseException | None = None
-        self._ready: asyncio.Event | None = None
+        self._ready: asyncio.Event | None = None  # wakes next() on the round's loop
+        self._signal = threading.Event()  # wakes take() in another thread
         self._loop: asyncio.AbstractEventLoop | None = None
         self._main: asyncio.Task[None] | None = None
         self._semaphore: asyncio.Semaphore | None = None
 
     async def next(self) -> Delivery:
-        """Wait for something to happen; what happened since the last call, in order."""
+        """Wait for something to happen; what happened since the last call, in order,
+        each result and progress item seen by ``on_tool_result`` first."""
         ready = self._ready
         if ready is None:
             ready = self._begin()
-        while not self._events and not self._done:
+        while True:
+            delivery = self._take_ready()
+            if delivery is not None:
+                break
             ready.clear()
             await ready.wait()
-        events, self._events = self._events, []
-        done = self._done
         if self.ctx.on_result:
-            events = [await self._observed(event) for event in events]
-        return Delivery(events, done, self._fatal if done else None)
+            delivery.events = [await self._observed(event) for event in delivery.events]
+        return delivery
+
+    @property
+    def begun(self) -> bool:
+        """Whether the round was started on a loop."""
+        return self._loop is not None
+
+    def begin_in(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start the round on ``loop`` (running in another thread), for :meth:`take`."""
+        self._loop = loop
+        loop.call_soon_threadsafe(self._begin)
+
+    def take(self, wait: float) -> Delivery | None:
+        """From another thread: what happened since the last delivery, waiting up to
+        ``wait`` seconds for something; None if nothing did. No callbacks run here:
+        with ``on_tool_result`` callbacks, ask :meth:`next` on the round's loop."""
+        if self._signal.wait(wait):
+            self._signal.clear()
+        return self._take_ready()
 
     def stop(self) -> frozenset[int]:
         """Start nothing more, cancel what runs, deliver nothing more (thread-safe);
@@ -291,6 +315,14 @@ class ToolRound:
             with contextlib.suppress(RuntimeError):  # a closed loop runs nothing any more
                 loop.call_soon_threadsafe(self._cancel_all)
         return started
+
+    def _take_ready(self) -> Delivery | None:
+        with self._lock:
+            if not self._events and not self._done:
+                return None
+            events, self._events = self._events, []
+            done = self._done
+        return Delivery(events, done, self._fatal if done else None)
 
     # -- on the round's loop ---------------------------------------------------------------
 
@@ -308,17 +340,25 @@ class ToolRound:
             await _observe(event, self.ctx, progress=True)
         return event
 
-    def _emit(self, event: Event) -> None:
-        if self._abandoned:  # late: the loop has answered this call already
-            return
-        self._events.append(event)
+    def _emit(self, event: Event, answers: int = 0) -> None:
+        with self._lock:
+            if self._abandoned:  # late: the loop has answered this call already
+                return
+            self._events.append(event)
+            self._unanswered -= answers
+            if not self._unanswered:
+                self._done = True  # in the same delivery as the last result
+        self._wake()
+
+    def _wake(self) -> None:
         assert self._ready is not None
         self._ready.set()
+        self._signal.set()
 
     def _finish(self, slot: _Slot, result: ContentToolResult) -> None:
         slot.closed = True
         slot.result = result
-        self._emit(Finished(slot.index, result))
+        self._emit(Finished(slot.index, result), answers=1)
 
     async def _run(self) -> None:
         try:
@@ -326,9 +366,9 @@ class ToolRound:
         except asyncio.CancelledError:  # stopped from outside: the loop answers
             pass
         finally:
-            self._done = True
-            assert self._ready is not None
-            self._ready.set()
+            with self._lock:
+                self._done = True
+            self._wake()
 
     async def _run_all(self) -> None:
         for slot in self._slots:
