@@ -74,18 +74,22 @@ async def test_sync_tools_in_chat_async_never_block_the_callers_loop(serve: Any)
 
 
 def test_results_keep_call_order_while_callbacks_see_completion_order(serve: Any) -> None:
-    second_done = threading.Event()
+    second_seen = threading.Event()
     seen: list[str] = []
 
     def first(n: int) -> str:
-        """Finishes last."""
-        second_done.wait(WAIT)
+        """Finishes once the second call's result was seen."""
+        second_seen.wait(WAIT)
         return "first"
 
     def second(n: int) -> str:
         """Finishes first."""
-        second_done.set()
         return "second"
+
+    def watch(result: Any) -> None:
+        seen.append(result.value)
+        if result.value == "second":
+            second_seen.set()
 
     server = serve(
         [Reply.tool_calls([("first", {"n": 1}), ("second", {"n": 2})]), Reply.text("ok")]
@@ -93,7 +97,7 @@ def test_results_keep_call_order_while_callbacks_see_completion_order(serve: Any
     chat = make_chat(server)
     chat.register_tool(first)
     chat.register_tool(second)
-    chat.on_tool_result(lambda r: seen.append(r.value))
+    chat.on_tool_result(watch)
     chat.chat("go", echo="none")
     assert [r.value for r in chat.get_turns()[2].tool_results] == ["first", "second"]
     assert seen == ["second", "first"]
