@@ -2,8 +2,12 @@
 
 Each performs the loop's steps (see :mod:`chatlas_like._loop`) with blocking I/O or
 with ``await``, passes emitted items to its caller, and throws any failure back into
-the loop, which repairs the history before the exception propagates. ``drive()`` runs
-the async tool runner on the private background loop; ``drive_async()`` awaits it.
+the loop, which repairs the history before the exception propagates. A tool round is
+a :class:`~chatlas_like._tool_runner.ToolRound`: ``drive_async()`` awaits its
+deliveries on the caller's loop; ``drive()`` asks for each on the private background
+loop and waits in short polls, so Ctrl-C reaches the main thread between them. Either
+way the loop gets each delivery as soon as it exists, and stops the round itself when
+it ends early.
 """
 
 from __future__ import annotations
@@ -17,12 +21,11 @@ from typing import Any
 
 from ._errors import RateLimitError
 from ._limiter import Limiter
-from ._loop import END, ModelCall, RunTools, _NextEvent
+from ._loop import END, ModelCall, RunTools, _NextEvent, _NextResult
 from ._retry import retry_delay
 from ._telemetry import QUIET, Observer
-from ._tool_result import refused
-from ._tool_runner import INTERRUPTED_PENDING, ToolContext, ToolsDone, run_tools
-from ._workers import submit_to_background
+from ._tool_runner import Delivery, Finished, ToolContext, ToolRound
+from ._workers import background_loop, submit_to_background
 from .providers._base import AsyncEventStream, EventStream, Provider
 
 __all__ = ["Sender", "drive", "drive_async"]
@@ -38,7 +41,7 @@ class Sender:
     tools: ToolContext
     max_retries: int = 3
     limiter: Limiter = field(default_factory=Limiter)
-    # The loop finalises each tool round's results when it gets them (the store write);
+    # The loop finalises each delivery's results when it gets them (the store write);
     # with a store attached, the async driver hands it that step in a worker thread.
     blocking_results: bool = False
     observer: Observer = QUIET
@@ -49,6 +52,7 @@ def drive(loop: Generator[Any, Any, None], sender: Sender) -> Iterator[Any]:
     reply: Any = None
     error: BaseException | None = None
     events: EventStream | None = None
+    tools: ToolRound | None = None
     try:
         while True:
             try:
@@ -60,13 +64,16 @@ def drive(loop: Generator[Any, Any, None], sender: Sender) -> Iterator[Any]:
                 if type(step) is _NextEvent:
                     assert events is not None
                     reply = next(events, END)
+                elif type(step) is _NextResult:
+                    assert tools is not None
+                    reply = _next_blocking(tools)
                 elif type(step) is ModelCall:
                     if events is not None:
                         events.close()
                     events = None
                     events = _open(sender, step.body)
                 elif type(step) is RunTools:
-                    reply = _run_tools_blocking(step.requests, sender.tools)
+                    reply = tools = ToolRound(step.requests, sender.tools)
                 else:
                     yield step
             except BaseException as e:
@@ -82,12 +89,13 @@ async def drive_async(loop: Generator[Any, Any, None], sender: Sender) -> AsyncI
     reply: Any = None
     error: BaseException | None = None
     events: AsyncEventStream | None = None
+    tools: ToolRound | None = None
     try:
         while True:
             try:
                 if error is not None:
                     step = loop.throw(error)
-                elif sender.blocking_results and isinstance(reply, ToolsDone):
+                elif sender.blocking_results and _finishes_calls(reply):
                     step = await _send_off_loop(loop, reply)
                     if step is _FINISHED:
                         return
@@ -100,13 +108,16 @@ async def drive_async(loop: Generator[Any, Any, None], sender: Sender) -> AsyncI
                 if type(step) is _NextEvent:
                     assert events is not None
                     reply = await anext(events, END)
+                elif type(step) is _NextResult:
+                    assert tools is not None
+                    reply = await tools.next()
                 elif type(step) is ModelCall:
                     if events is not None:
                         await events.aclose()
                     events = None
                     events = await _open_async(sender, step.body)
                 elif type(step) is RunTools:
-                    reply = await run_tools(step.requests, sender.tools)
+                    reply = tools = ToolRound(step.requests, sender.tools)
                 else:
                     yield step
             except BaseException as e:
@@ -196,28 +207,28 @@ def _retry(sender: Sender, attempt: int, error: Exception) -> float:
     return delay
 
 
-def _run_tools_blocking(requests: list[Any], tools: ToolContext) -> ToolsDone:
-    future, cancel = submit_to_background(lambda: run_tools(requests, tools))
-    try:
-        return _wait(future)
-    except BaseException as interrupt:  # Ctrl-C while tools run: collect what there is
-        cancel()
-        return interrupted(future, requests, interrupt)
+def _finishes_calls(reply: Any) -> bool:
+    """Whether ``reply`` makes the loop finalise results (the store write)."""
+    return type(reply) is Delivery and any(type(e) is Finished for e in reply.events)
 
 
-def interrupted(
-    future: concurrent.futures.Future[ToolsDone], requests: list[Any], interrupt: BaseException
-) -> ToolsDone:
-    """What a cancelled runner answered, with ``interrupt`` to re-raise once it is recorded."""
-    try:
-        done = future.result()
-    except concurrent.futures.CancelledError:  # cancelled before the runner started
-        done = ToolsDone([refused(r, INTERRUPTED_PENDING) for r in requests])
-    done.interrupt = interrupt
-    return done
+def _next_blocking(tools: ToolRound) -> Delivery:
+    if tools.ctx.on_result:  # the callbacks run on the round's loop, before delivery
+        future, cancel = submit_to_background(tools.next)
+        try:
+            return _wait(future)
+        except BaseException:  # Ctrl-C while waiting: the loop stops the round
+            cancel()
+            raise
+    if not tools.begun:
+        tools.begin_in(background_loop())
+    while True:  # short waits: Ctrl-C is handled between them (the loop stops the round)
+        delivery = tools.take(_POLL_SECONDS)
+        if delivery is not None:
+            return delivery
 
 
-def _wait(future: concurrent.futures.Future[ToolsDone]) -> ToolsDone:
+def _wait(future: concurrent.futures.Future[Delivery]) -> Delivery:
     # Short waits keep the main thread returning to Python, where signals are handled.
     while True:
         try:

@@ -8,7 +8,8 @@ step               the driver performs                        and sends back
 =================  =========================================  ===========================
 ``ModelCall``      opens the response for ``body``            None
 ``NEXT_EVENT``     reads the next provider event              the event, or ``END``
-``RunTools``       runs the tool requests                     a ``ToolsDone``
+``RunTools``       starts a round of the tool requests        the round (``stop()``)
+``NEXT_RESULT``    waits for the round's next delivery        a ``Delivery``
 a str / Content    hands it to the caller (a stream's item)   None
 a Turn             hands an inserted turn to the caller       None
 =================  =========================================  ===========================
@@ -18,12 +19,22 @@ points: ``Run.before_model_call`` (callables applied right before each model cal
 the expansion step, request checks) and ``Run.finalize`` (applied to every result
 before it enters the history: truncation, sequence numbers, the store write).
 
+A tool round has two orders. Deliveries come in completion order: each call that
+starts is passed to ``echo.tool_started``; each generator yield (progress) is echoed
+and yielded to a ``content="all"`` stream, never kept; each final result is finalised
+(the results of one delivery together) and echoed and yielded as it arrives. The
+history gets the round's results in call order, as one user turn, when the last
+one is in: that is what the model receives.
+
 Cancellation contract: closing the loop or throwing into it (Ctrl-C, a closed stream,
 a cancelled task, a cut response) repairs the history before the exception
 propagates: a partial answer is kept as ``"incomplete"`` and every tool request
-without a result is answered, so the next call sends a valid request. A stop asked
-for through ``Run.stop_requested`` (a ``StreamController``) repairs it the same way
-and ends the loop without an exception.
+without a result is answered, so the next call sends a valid request. Mid-round, the
+round is stopped first: results already delivered are kept, calls that had started
+are answered ``error`` (interrupted while running), calls that had not are
+``refused``, and nothing the stopped calls deliver later is used. A stop asked for
+through ``Run.stop_requested`` (a ``StreamController``) repairs it the same way and
+ends the loop without an exception.
 """
 
 from __future__ import annotations
@@ -31,7 +42,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from ._content import Content, ContentToolRequest
 from ._echo import Echo
@@ -42,13 +53,13 @@ from ._options import ChatOptions
 from ._telemetry import QUIET, Observer
 from ._tool_ids import UniqueIds
 from ._tool_info import ToolInfo
-from ._tool_result import ContentToolResult, refused
-from ._tool_runner import INTERRUPTED_PENDING, ToolsDone
+from ._tool_result import ContentToolResult, failed, refused
+from ._tool_runner import INTERRUPTED_PENDING, INTERRUPTED_RUNNING, Delivery, Finished, Started
 from ._tools import Tool, ToolBuiltIn
 from ._turn import AssistantTurn, Turn, Usage, UserTurn
 from .providers._base import Provider, RequestSpec
 
-__all__ = ["END", "NEXT_EVENT", "ModelCall", "Run", "RunTools", "turn_loop"]
+__all__ = ["END", "NEXT_EVENT", "NEXT_RESULT", "ModelCall", "Run", "RunTools", "turn_loop"]
 
 TURN_SEPARATOR = "\n\n"
 CUT_OFF = "The response was cut off before this call was complete; send the call again."
@@ -81,15 +92,31 @@ class _End:
         return "END"
 
 
+class _NextResult:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NEXT_RESULT"
+
+
 NEXT_EVENT: Any = _NextEvent()
 END: Any = _End()
+NEXT_RESULT: Any = _NextResult()
 
 
 @dataclass(frozen=True, slots=True)
 class RunTools:
-    """Run these tool requests and send back a ``ToolsDone``."""
+    """Start a round of these tool requests and send back its handle (a ``Round``)."""
 
     requests: list[Any]
+
+
+class Round(Protocol):
+    """What the loop holds of a running tool round."""
+
+    def stop(self) -> frozenset[int]:
+        """Stop it (thread-safe); the indices of the requests whose calls had started."""
+        ...
 
 
 def _no_finalize(results: list[ContentToolResult]) -> list[ContentToolResult]:
@@ -125,7 +152,6 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
     history = run.history
     run.token = token = history.claim()
     echo = run.echo
-    ran = False
     assert echo is not None
     run.observer.begin()
     try:
@@ -169,18 +195,9 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
                 run.rounds += 1
                 continue
             _check_limits(run, requests)
-            done: ToolsDone = yield RunTools(requests)
-            history.check(token)
-            ran = True  # from here on, a failure must not call these requests "not run"
-            results = run.finalize(done.results)
-            history.append(UserTurn(results), token)
-            ran = False
-            for result in results:
-                echo.content(result)
-                if run.yield_content:
-                    yield result
-            if done.interrupt is not None:
-                raise done.interrupt
+            interrupt = yield from _tool_round(run, requests)
+            if interrupt is not None:
+                raise interrupt
             run.rounds += 1
             if run.stop_requested is not None and run.stop_requested():
                 return
@@ -189,8 +206,7 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
             answer_dangling(history.turns, STOPPED, run.finalize)
     except BaseException as error:
         if history.owns(token):
-            reason = RAN_UNRECORDED if ran else _reason(error)
-            answer_dangling(history.turns, reason, _safe(run.finalize), ran=ran)
+            answer_dangling(history.turns, _reason(error), _safe(run.finalize))
         run.observer.failed(error)
         raise
     finally:
@@ -200,6 +216,96 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
 
 class _Stopped(Exception):
     """The caller asked the stream to stop (``Run.stop_requested``)."""
+
+
+def _tool_round(run: Run, requests: list[Any]) -> Generator[Any, Any, BaseException | None]:
+    """Run one round, delivering as it goes; its results join the history in call order.
+
+    Returns the exception a tool raised to end the chat (Ctrl-C, SystemExit), if any.
+    """
+    history, token, echo = run.history, run.token, run.echo
+    assert echo is not None
+    handle: Round = yield RunTools(requests)
+    answers: dict[int, ContentToolResult] = {}
+    started: set[int] = set()
+    arrived: list[tuple[int, ContentToolResult]] = []  # delivered, not yet finalised
+    stop_requested = run.stop_requested
+    try:
+        while True:
+            if stop_requested is not None and stop_requested():
+                raise _Stopped
+            delivery: Delivery = yield NEXT_RESULT
+            history.check(token)
+            for event in delivery.events:
+                if isinstance(event, Finished):
+                    arrived.append((event.index, event.result))
+                    continue
+                if arrived:
+                    yield from _settle(run, arrived, answers)
+                if isinstance(event, Started):
+                    started.add(event.index)
+                    echo.tool_started(event.request)
+                else:  # a generator's yield: for watching only
+                    echo.content(event)
+                    if run.yield_content:
+                        yield event
+            if arrived:
+                yield from _settle(run, arrived, answers)
+            if delivery.done:
+                break
+    except BaseException as error:
+        started |= handle.stop()
+        if history.owns(token):
+            results = _answer_round(run, requests, answers, started, arrived, error)
+            history.append(UserTurn(results), token)
+        raise
+    history.append(UserTurn([answers[i] for i in range(len(requests))]), token)
+    return delivery.interrupt
+
+
+def _settle(
+    run: Run, arrived: list[tuple[int, ContentToolResult]], answers: dict[int, ContentToolResult]
+) -> Generator[Any, Any, None]:
+    """Finalise the results that arrived together, then echo and yield them."""
+    results = run.finalize([result for _, result in arrived])
+    for (index, _), result in zip(arrived, results, strict=True):
+        answers[index] = result
+    arrived.clear()
+    echo = run.echo
+    assert echo is not None
+    for result in results:
+        echo.content(result)
+        if run.yield_content:
+            yield result
+
+
+def _answer_round(
+    run: Run,
+    requests: list[Any],
+    answers: dict[int, ContentToolResult],
+    started: set[int],
+    arrived: list[tuple[int, ContentToolResult]],
+    error: BaseException,
+) -> list[ContentToolResult]:
+    """The round's results in call order after it was stopped: what was finalised, and
+    an answer for every other request."""
+    lost = {index for index, _ in arrived}  # ran, but finalising failed
+    pending = INTERRUPTED_PENDING if isinstance(error, _Stopped) else _reason(error)
+    missing: list[int] = []
+    fresh: list[ContentToolResult] = []
+    for index, request in enumerate(requests):
+        if index in answers:
+            continue
+        missing.append(index)
+        if index in lost:
+            fresh.append(failed(request, RAN_UNRECORDED))
+        elif index in started:
+            fresh.append(failed(request, INTERRUPTED_RUNNING))
+        else:
+            fresh.append(refused(request, pending))
+    for index, result in zip(missing, _safe(run.finalize)(fresh), strict=True):
+        answers[index] = result
+    return [answers[i] for i in range(len(requests))]
 
 
 def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:

@@ -1,27 +1,47 @@
-"""The tool runner: one turn's tool requests in, one result per request out, in call order.
+"""The tool runner: one turn's tool requests in, each result out the moment it exists.
 
-It is async inside. ``drive_async()`` awaits it on the caller's loop; ``drive()`` runs
-it on the private background loop. In both, async tools run as tasks and sync tools in
-the chat's :class:`~chatlas_like._workers.WorkerPool`, never on the caller's loop.
+It is async inside. A :class:`ToolRound` runs one turn's requests on the event loop
+that first asks it for a delivery: ``drive_async()`` awaits it on the caller's loop,
+``drive()`` asks on the private background loop. In both, async tools run as tasks
+and sync tools in the chat's :class:`~chatlas_like._workers.WorkerPool`, never on the
+caller's loop.
 
 A request goes through, in call order and before any tool of the turn starts:
 lookup (unknown tool: refused), argument validation (refused), the review hook
 (``Deny``: denied) and ``on_tool_request`` (``ToolRejectError``: refused; any other
 exception: error naming the callback). Then the accepted calls run at once, up to
 ``max_concurrency``; a ``sequential`` tool waits for the running ones and runs alone.
-``on_tool_result`` sees every result, in call order. A generator tool (sync or async)
-answers its one request with one result that merges everything it yielded.
 
-Cancellation (task cancelled, Ctrl-C in ``chat()``) returns what there is: finished
-results kept, running calls answered ``error`` (interrupted while running), calls not
-started answered ``refused``; the exception comes back in ``ToolsDone.interrupt`` for
+Two orders, kept apart. :meth:`ToolRound.next` hands over what happened since the
+last delivery, in the order it happened (completion order): a call that got its slot
+and started (:class:`Started`), a generator tool's yield (a
+:class:`~chatlas_like.ContentToolResultProgress`), a call's final result
+(:class:`Finished`, with the index of its request). ``on_tool_result`` sees progress
+and results there, as they are delivered, so a result nobody takes is never seen.
+The caller (the turn loop) puts the final results back in call order for the history
+and the wire.
+
+A generator tool (sync or async) is delivered yield by yield; a sync generator runs
+in a worker thread and hands each yield to the loop thread-safely. Its one final
+result combines what it yielded (:func:`chatlas_like._tool_yields.combine`, chatlas's
+way, with the differences its docstring names).
+
+Stopping. :meth:`ToolRound.stop` (thread-safe; the loop calls it when it is closed,
+cancelled, interrupted or stopped mid-round) starts nothing more, cancels the running
+calls and drops whatever they deliver later, and says which calls had started: the
+loop answers those ``error`` (:data:`INTERRUPTED_RUNNING`) and the others ``refused``
+(:data:`INTERRUPTED_PENDING`). A tool that raises ``KeyboardInterrupt`` or
+``SystemExit`` stops the round from inside: the running calls are cancelled and
+answered the same way, and the exception comes back in :attr:`Delivery.interrupt` for
 the loop to raise once the history is repaired.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import threading
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -32,19 +52,59 @@ from ._content import ContentToolRequest
 from ._errors import ToolRejectError
 from ._redact import safe_description
 from ._telemetry import QUIET, Observer
-from ._tool_result import ContentToolResult, failed, refused, rejected
+from ._tool_result import ContentToolResult, ContentToolResultProgress, failed, refused, rejected
+from ._tool_yields import combine, progress
 from ._tools import ArgumentError, Tool, ToolBuiltIn
 from ._workers import WorkerPool
 
-__all__ = ["ToolContext", "ToolsDone", "run_tools"]
+__all__ = [
+    "INTERRUPTED_PENDING",
+    "INTERRUPTED_RUNNING",
+    "Delivery",
+    "Finished",
+    "Started",
+    "ToolContext",
+    "ToolRound",
+    "ToolsDone",
+    "run_tools",
+]
 
 INTERRUPTED_RUNNING = "The call was interrupted while running; it may have partly run."
 INTERRUPTED_PENDING = "The call was not started: the chat was interrupted."
 
 
+@dataclass(frozen=True, slots=True)
+class Started:
+    """The call of ``requests[index]`` got its slot and runs now."""
+
+    index: int
+    request: ContentToolRequest
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The final result of ``requests[index]``."""
+
+    index: int
+    result: ContentToolResult
+
+
+Event = Started | ContentToolResultProgress | Finished
+
+
+@dataclass(slots=True)
+class Delivery:
+    """What happened since the last delivery, in order; ``done`` once every request
+    has its final result (and ``interrupt``, an exception a tool raised, to re-raise)."""
+
+    events: list[Event]
+    done: bool = False
+    interrupt: BaseException | None = None
+
+
 @dataclass(slots=True)
 class ToolsDone:
-    """What the runner hands back: results in call order, and an exception to re-raise."""
+    """A whole round at once: results in call order, and an exception to re-raise."""
 
     results: list[ContentToolResult]
     interrupt: BaseException | None = None
@@ -64,14 +124,15 @@ class ToolContext:
     observer: Observer = QUIET
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Slot:
+    index: int
     request: ContentToolRequest
     tool: Tool | None = None
     kwargs: dict[str, Any] | None = None
     result: ContentToolResult | None = None
-    started: bool = False
-    task: asyncio.Task[ContentToolResult] | None = None
+    task: asyncio.Task[None] | None = None
+    closed: bool = False  # finished, timed out or cancelled: later yields are dropped
 
 
 @dataclass(slots=True)
@@ -81,26 +142,26 @@ class _Raised:
 
 @dataclass(slots=True)
 class _Yielded:
-    """What a generator tool yielded, in order: merged into one result."""
+    """What a generator tool yielded, in order: combined into one result."""
 
     items: list[Any]
 
 
 async def run_tools(requests: list[ContentToolRequest], ctx: ToolContext) -> ToolsDone:
-    """Run one turn's tool requests; see the module docstring."""
-    batch = _Batch([_Slot(request) for request in requests], ctx)
-    try:
-        for slot in batch.slots:
-            await _prepare(slot, ctx)
-        await batch.start_all()
-        await batch.collect()
-    except asyncio.CancelledError as cancelled:
-        return ToolsDone(batch.salvage(), interrupt=cancelled)
-    return ToolsDone([_require(slot.result) for slot in batch.slots], batch.fatal)
+    """Run a round to its end and return its results in call order (no watching)."""
+    tool_round = ToolRound(requests, ctx)
+    results: list[ContentToolResult | None] = [None] * len(requests)
+    while True:
+        delivery = await tool_round.next()
+        for event in delivery.events:
+            if type(event) is Finished:
+                results[event.index] = event.result
+        if delivery.done:
+            return ToolsDone([_require(r) for r in results], delivery.interrupt)
 
 
 def _require(result: ContentToolResult | None) -> ContentToolResult:
-    assert result is not None, "every slot has a result by now"
+    assert result is not None, "every request has a result by now"
     return result
 
 
@@ -184,123 +245,290 @@ def _callback_failed(
 # -- running -------------------------------------------------------------------------------
 
 
-class _Batch:
-    """The accepted calls of one turn, run under one semaphore, stopped together."""
+class ToolRound:
+    """One turn's tool calls, delivered as they happen (see the module docstring).
 
-    def __init__(self, slots: list[_Slot], ctx: ToolContext) -> None:
-        self.slots = slots
+    It runs on the event loop of the first :meth:`next`, or the one given to
+    :meth:`begin_in`; :meth:`stop`, :meth:`begin_in` and :meth:`take` may be called
+    from any thread.
+    """
+
+    def __init__(self, requests: list[ContentToolRequest], ctx: ToolContext) -> None:
         self.ctx = ctx
-        self.semaphore = asyncio.Semaphore(ctx.max_concurrency)
-        self.stopping = False
-        self.fatal: BaseException | None = None
+        self._slots = [_Slot(i, request) for i, request in enumerate(requests)]
+        self._lock = threading.Lock()  # the loop's thread and the round's may differ
+        self._stopping = False  # nothing starts now (under the lock)
+        self._abandoned = False  # stopped from outside: nothing more is delivered
+        self._started: set[int] = set()  # (under the lock)
+        self._events: list[Event] = []  # (under the lock)
+        self._unanswered = len(requests)  # (under the lock)
+        self._done = not requests  # (under the lock)
+        self._fatal: BaseException | None = None
+        self._ready: asyncio.Event | None = None  # wakes next() on the round's loop
+        self._signal = threading.Event()  # wakes take() in another thread
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._main: asyncio.Task[None] | None = None
+        self._semaphore: asyncio.Semaphore | None = None
 
-    async def start_all(self) -> None:
-        started: list[asyncio.Task[ContentToolResult]] = []
-        for slot in self.slots:
-            if slot.result is not None or slot.tool is None or self.stopping:
+    async def next(self) -> Delivery:
+        """Wait for something to happen; what happened since the last call, in order,
+        each result and progress item seen by ``on_tool_result`` first."""
+        ready = self._ready
+        if ready is None:
+            ready = self._begin()
+        while True:
+            delivery = self._take_ready()
+            if delivery is not None:
+                break
+            ready.clear()
+            await ready.wait()
+        if self.ctx.on_result:
+            delivery.events = [await self._observed(event) for event in delivery.events]
+        return delivery
+
+    @property
+    def begun(self) -> bool:
+        """Whether the round was started on a loop."""
+        return self._loop is not None
+
+    def begin_in(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start the round on ``loop`` (running in another thread), for :meth:`take`."""
+        self._loop = loop
+        loop.call_soon_threadsafe(self._begin)
+
+    def take(self, wait: float) -> Delivery | None:
+        """From another thread: what happened since the last delivery, waiting up to
+        ``wait`` seconds for something; None if nothing did. No callbacks run here:
+        with ``on_tool_result`` callbacks, ask :meth:`next` on the round's loop."""
+        if self._signal.wait(wait):
+            self._signal.clear()
+        return self._take_ready()
+
+    def stop(self) -> frozenset[int]:
+        """Start nothing more, cancel what runs, deliver nothing more (thread-safe);
+        the indices of the calls that started."""
+        with self._lock:
+            self._stopping = self._abandoned = True
+            started = frozenset(self._started)
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # a closed loop runs nothing any more
+                loop.call_soon_threadsafe(self._cancel_all)
+        return started
+
+    def _take_ready(self) -> Delivery | None:
+        with self._lock:
+            if not self._events and not self._done:
+                return None
+            events, self._events = self._events, []
+            done = self._done
+        return Delivery(events, done, self._fatal if done else None)
+
+    # -- on the round's loop ---------------------------------------------------------------
+
+    def _begin(self) -> asyncio.Event:
+        self._loop = asyncio.get_running_loop()
+        self._ready = asyncio.Event()
+        self._semaphore = asyncio.Semaphore(self.ctx.max_concurrency)
+        self._main = asyncio.create_task(self._run())
+        return self._ready
+
+    async def _observed(self, event: Event) -> Event:
+        if isinstance(event, Finished):
+            return Finished(event.index, await _observe(event.result, self.ctx))
+        if isinstance(event, ContentToolResultProgress):
+            await _observe(event, self.ctx, progress=True)
+        return event
+
+    def _emit(self, event: Event, answers: int = 0) -> None:
+        with self._lock:
+            if self._abandoned:  # late: the loop has answered this call already
+                return
+            self._events.append(event)
+            self._unanswered -= answers
+            if not self._unanswered:
+                self._done = True  # in the same delivery as the last result
+        self._wake()
+
+    def _wake(self) -> None:
+        assert self._ready is not None
+        self._ready.set()
+        self._signal.set()
+
+    def _finish(self, slot: _Slot, result: ContentToolResult) -> None:
+        slot.closed = True
+        slot.result = result
+        self._emit(Finished(slot.index, result), answers=1)
+
+    async def _run(self) -> None:
+        try:
+            await self._run_all()
+        except asyncio.CancelledError:  # stopped from outside: the loop answers
+            pass
+        finally:
+            with self._lock:
+                self._done = True
+            self._wake()
+
+    async def _run_all(self) -> None:
+        for slot in self._slots:
+            if self._abandoned:
+                return
+            await _prepare(slot, self.ctx)
+            if slot.result is not None:
+                self._finish(slot, slot.result)
+        await self._start_all()
+        tasks = [slot.task for slot in self._slots if slot.task is not None]
+        if tasks:
+            await asyncio.wait(tasks)
+        for slot in self._slots:  # a tool's Ctrl-C or SystemExit stopped the round
+            if slot.result is None:
+                self._finish(slot, self._unfinished(slot))
+
+    async def _start_all(self) -> None:
+        batch: list[asyncio.Task[None]] = []
+        for slot in self._slots:
+            if slot.result is not None or slot.tool is None:
                 continue
+            if self._stopping:
+                return
             if slot.tool.sequential:  # alone: after the running calls, before the next ones
-                if started:
-                    await asyncio.wait(started)
-                    started = []
-                slot.task = asyncio.create_task(self.run_one(slot))
+                if batch:
+                    await asyncio.wait(batch)
+                    batch = []
+                slot.task = asyncio.create_task(self._run_one(slot))
                 await asyncio.wait([slot.task])
             else:
-                slot.task = asyncio.create_task(self.run_one(slot))
-                started.append(slot.task)
+                slot.task = asyncio.create_task(self._run_one(slot))
+                batch.append(slot.task)
 
-    async def run_one(self, slot: _Slot) -> ContentToolResult:
-        tool, kwargs = slot.tool, slot.kwargs
-        assert tool is not None and kwargs is not None
-        async with self.semaphore:
-            if self.stopping:
-                return refused(slot.request, INTERRUPTED_PENDING)
-            slot.started = True
+    def _take_slot(self, slot: _Slot) -> bool:
+        with self._lock:
+            if self._stopping:
+                return False
+            self._started.add(slot.index)
+        self._emit(Started(slot.index, slot.request))
+        return True
+
+    async def _run_one(self, slot: _Slot) -> None:
+        tool, kwargs, semaphore = slot.tool, slot.kwargs, self._semaphore
+        assert tool is not None and kwargs is not None and semaphore is not None
+        async with semaphore:
+            if not self._take_slot(slot):
+                return
             timeout = tool.timeout if tool.timeout is not None else self.ctx.timeout
             try:
-                work = self.ctx.observer.running(slot.request, _invoke(tool, kwargs, self.ctx.pool))
-                outcome = await asyncio.wait_for(work, timeout)
-            except TimeoutError:
-                return failed(
-                    slot.request,
-                    f"`{tool.name}` timed out after {timeout:g} s; it was stopped waiting for.",
+                work = _invoke(tool, kwargs, self.ctx.pool, self._yield_handler(slot), slot)
+                outcome = await asyncio.wait_for(
+                    self.ctx.observer.running(slot.request, work), timeout
                 )
+            except TimeoutError:
+                why = f"`{tool.name}` timed out after {timeout:g} s; it was stopped waiting for."
+                self._finish(slot, failed(slot.request, why))
+                return
             except asyncio.CancelledError:
-                self.stopping = True  # before the semaphore is released: nothing starts now
+                slot.closed = True
+                with self._lock:  # before the semaphore is released: nothing starts now
+                    self._stopping = True
                 raise
         if isinstance(outcome, _Raised) and not isinstance(outcome.error, Exception):
-            self.stop(outcome.error)  # Ctrl-C or SystemExit from the tool ends the batch
-        return _to_result(slot.request, outcome)
+            self._stop_inside(outcome.error)  # Ctrl-C or SystemExit from the tool
+        self._finish(slot, _to_result(slot.request, outcome))
 
-    def stop(self, fatal: BaseException) -> None:
+    def _yield_handler(self, slot: _Slot) -> Callable[[Any], None]:
+        def handle(item: Any) -> None:
+            if not slot.closed:
+                self._emit(progress(slot.request, item))
+
+        return handle
+
+    def _stop_inside(self, fatal: BaseException) -> None:
         """Start nothing more and cancel the running calls; ``fatal`` is re-raised later."""
-        self.fatal = self.fatal or fatal
-        self.stopping = True
+        self._fatal = self._fatal or fatal
+        with self._lock:
+            self._stopping = True
         current = asyncio.current_task()
-        for slot in self.slots:
+        for slot in self._slots:
             if slot.task is not None and slot.task is not current and not slot.task.done():
                 slot.task.cancel()
 
-    async def collect(self) -> None:
-        """Results in call order, each seen by ``on_tool_result`` as it is taken."""
-        for slot in self.slots:
-            if slot.task is not None:
-                await asyncio.wait([slot.task])
-                slot.result = _unfinished(slot) if slot.task.cancelled() else slot.task.result()
-            elif slot.result is None:
-                slot.result = refused(slot.request, INTERRUPTED_PENDING)
-            slot.result = await _observe(slot.result, self.ctx)
+    def _cancel_all(self) -> None:
+        for slot in self._slots:
+            slot.closed = True  # a sync generator stops at its next yield
+            if slot.task is not None and not slot.task.done():
+                slot.task.cancel()
+        if self._main is not None and not self._main.done():
+            self._main.cancel()
 
-    def salvage(self) -> list[ContentToolResult]:
-        """After a cancellation: what finished, and an answer for everything else."""
-        self.stopping = True
-        results: list[ContentToolResult] = []
-        for slot in self.slots:
-            task = slot.task
-            if task is not None and task.done() and not task.cancelled():
-                results.append(task.result())
-            elif task is None and slot.result is not None:
-                results.append(slot.result)
-            else:
-                results.append(_unfinished(slot))
-            if task is not None and not task.done():
-                task.cancel()
-        return results
+    def _unfinished(self, slot: _Slot) -> ContentToolResult:
+        if slot.index in self._started:
+            return failed(slot.request, INTERRUPTED_RUNNING)
+        return refused(slot.request, INTERRUPTED_PENDING)
 
 
-def _unfinished(slot: _Slot) -> ContentToolResult:
-    if slot.started:
-        return failed(slot.request, INTERRUPTED_RUNNING)
-    return refused(slot.request, INTERRUPTED_PENDING)
-
-
-async def _invoke(tool: Tool, kwargs: dict[str, Any], pool: WorkerPool) -> Any:
+async def _invoke(
+    tool: Tool, kwargs: dict[str, Any], pool: WorkerPool, hand: Callable[[Any], None], slot: _Slot
+) -> Any:
     if tool.is_async:
         try:
-            return await _call_async(tool.func, kwargs)
+            return await _call_async(tool.func, kwargs, hand)
         except asyncio.CancelledError:
             raise
         except BaseException as e:  # a tool's raise, Ctrl-C included, is data here
             return _Raised(e)
-    return await asyncio.wrap_future(pool.submit(lambda: _call_sync(tool.func, kwargs)))
+    loop = asyncio.get_running_loop()
+
+    def hand_over(item: Any) -> None:  # from the worker thread, in order, before the result
+        loop.call_soon_threadsafe(hand, item)
+
+    def halted() -> bool:
+        return slot.closed
+
+    return await asyncio.wrap_future(
+        pool.submit(lambda: _call_sync(tool.func, kwargs, hand_over, halted))
+    )
 
 
-async def _call_async(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+async def _call_async(
+    func: Callable[..., Any], kwargs: dict[str, Any], hand: Callable[[Any], None]
+) -> Any:
     if inspect.isasyncgenfunction(func):
-        return _Yielded([item async for item in func(**kwargs)])
+        items: list[Any] = []
+        async for item in func(**kwargs):
+            items.append(item)
+            hand(item)
+        return _Yielded(items)
     return await func(**kwargs)
 
 
-def _call_sync(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+def _call_sync(
+    func: Callable[..., Any],
+    kwargs: dict[str, Any],
+    hand: Callable[[Any], None],
+    halted: Callable[[], bool],
+) -> Any:
     try:
         value = func(**kwargs)
         if inspect.isgenerator(value):
-            return _Yielded(list(value))  # pyright: ignore[reportUnknownArgumentType]
+            return _Yielded(_drain(value, hand, halted))  # pyright: ignore[reportUnknownArgumentType]
         if inspect.isawaitable(value):
             return _Raised(TypeError("a sync tool returned an awaitable; declare it `async def`"))
         return value
     except BaseException as e:  # runs in a worker thread: hand everything back as data
         return _Raised(e)
+
+
+def _drain(generator: Any, hand: Callable[[Any], None], halted: Callable[[], bool]) -> list[Any]:
+    items: list[Any] = []
+    try:
+        for item in generator:
+            if halted():  # abandoned or timed out: nobody takes its yields any more
+                break
+            items.append(item)
+            hand(item)
+    finally:
+        generator.close()
+    return items
 
 
 def _to_result(request: ContentToolRequest, outcome: Any) -> ContentToolResult:
@@ -314,55 +542,15 @@ def _to_result(request: ContentToolRequest, outcome: Any) -> ContentToolResult:
             )
         return ContentToolResult(error=error, outcome="exception", exception=error, request=request)
     if isinstance(outcome, _Yielded):
-        return _merge_yielded(request, outcome.items)
+        return combine(request, outcome.items)
     if isinstance(outcome, ContentToolResult):
         return outcome if outcome.request is request else replace(outcome, request=request)
     return ContentToolResult(value=outcome, request=request)
 
 
-def _merge_yielded(request: ContentToolRequest, items: list[Any]) -> ContentToolResult:
-    """One result for everything a generator tool yielded (one request, one answer).
-
-    Plain values become one list value, formatted as a whole. When results are among
-    them, each keeps its own ``model_format`` and the model reads them in order, as
-    the blocks of one tool_result; the first failed one decides the outcome; ``extra``
-    is the list of their extras; ``options`` are merged, later ones winning.
-    """
-    if len(items) == 1:
-        return _to_result(request, items[0])
-    results = [item for item in items if isinstance(item, ContentToolResult)]
-    if not results:
-        return ContentToolResult(value=items, request=request)
-    values = [item.value if isinstance(item, ContentToolResult) else item for item in items]
-    extras = [item.extra for item in results if item.extra is not None]
-    options: dict[str, Any] = {}
-    for item in results:
-        options.update(item.options or {})
-    failure = next((item for item in results if item.outcome != "success"), None)
-    merged = ContentToolResult(
-        value=values,
-        model_format="as_is",
-        error=failure.error if failure is not None else None,
-        extra=extras or None,
-        request=request,
-        options=options or None,
-        outcome=failure.outcome if failure is not None else "success",
-        exception=failure.exception if failure is not None else None,
-    )
-    if failure is not None:
-        return merged
-    blocks: list[Any] = []
-    for item in items:
-        part = item if isinstance(item, ContentToolResult) else ContentToolResult(value=item)
-        try:
-            model_value = part.get_model_value()
-        except Exception as e:  # the Finalizer words it the same way for a plain result
-            return replace(failed(request, f"a yielded value has no model form: {e}"), value=values)
-        blocks.extend(model_value if isinstance(model_value, list) else [model_value])  # pyright: ignore[reportUnknownArgumentType]
-    return merged.with_model_value(blocks)
-
-
-async def _observe(result: ContentToolResult, ctx: ToolContext) -> ContentToolResult:
+async def _observe(
+    result: ContentToolResult, ctx: ToolContext, progress: bool = False
+) -> ContentToolResult:
     for callback in ctx.on_result:
         try:
             await call_callback(callback, result, ctx.pool)
@@ -370,10 +558,9 @@ async def _observe(result: ContentToolResult, ctx: ToolContext) -> ContentToolRe
             why = (
                 f"on_tool_result callback `{callback_name(callback)}` failed: {safe_description(e)}"
             )
-            if result.outcome != "success":  # nothing ran that a retry could repeat
-                warnings.warn(
-                    f"{why} (the result stays {result.outcome})", UserWarning, stacklevel=2
-                )
+            if progress or result.outcome != "success":  # nothing a retry could repeat
+                what = "progress" if progress else f"result stays {result.outcome}"
+                warnings.warn(f"{why} (the {what})", UserWarning, stacklevel=2)
                 return result
             name = result.request.name if result.request is not None else "the tool"
             return replace(

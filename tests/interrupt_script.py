@@ -1,8 +1,9 @@
 """A chat run in a subprocess so that tests can interrupt it with a real SIGINT.
 
 Usage: ``python -m tests.interrupt_script MODE`` with MODE one of ``tool`` (Ctrl-C while a
-slow sync tool runs), ``stream`` (Ctrl-C while text streams) or ``tool-raises`` (a tool
-raises KeyboardInterrupt itself). Prints ``READY`` when the interrupt should come, then
+slow sync tool runs), ``stream`` (Ctrl-C while text streams), ``tool-raises`` (a tool
+raises KeyboardInterrupt itself) or ``tool-after-result`` (Ctrl-C once one call's result
+has arrived while another still runs). Prints ``READY`` when the interrupt should come, then
 after the interrupt a JSON summary of the history and of a follow-up ``chat()``.
 """
 
@@ -13,7 +14,7 @@ import threading
 
 import orjson
 
-from chatlas_like import ChatAnthropic
+from chatlas_like import ChatAnthropic, ContentToolResult
 from chatlas_like.testing import LoopbackServer, Reply
 
 
@@ -31,8 +32,23 @@ def main(mode: str) -> None:
         """Raises KeyboardInterrupt itself."""
         raise KeyboardInterrupt
 
+    waiting_started = threading.Event()
+
+    def quick_tool() -> str:
+        """Answers once the other call runs."""
+        waiting_started.wait(30)
+        return "quick"
+
+    def waiting_tool() -> str:
+        """Runs until released."""
+        waiting_started.set()
+        release.wait(30)
+        return "finished late"
+
     if mode == "tool":
         first = Reply.tool_calls([("slow_tool", {}), ("slow_tool", {})])
+    elif mode == "tool-after-result":
+        first = Reply.tool_calls([("quick_tool", {}), ("waiting_tool", {})])
     elif mode == "tool-raises":
         first = Reply.tool_calls([("raising_tool", {}), ("slow_tool", {})])
     else:
@@ -42,10 +58,14 @@ def main(mode: str) -> None:
         chat = ChatAnthropic(base_url=server.url, api_key="test", model="claude-haiku-4-5")
         chat.register_tool(slow_tool)
         chat.register_tool(raising_tool)
+        chat.register_tool(quick_tool)
+        chat.register_tool(waiting_tool)
         outcome = "no interrupt"
         try:
-            for chunk in chat.stream("Go"):
-                if mode == "stream" and chunk.startswith("word2"):
+            for chunk in chat.stream("Go", content="all"):
+                if mode == "stream" and isinstance(chunk, str) and chunk.startswith("word2"):
+                    print("READY", flush=True)
+                if mode == "tool-after-result" and isinstance(chunk, ContentToolResult):
                     print("READY", flush=True)
         except KeyboardInterrupt:
             outcome = "KeyboardInterrupt"

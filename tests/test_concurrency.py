@@ -73,19 +73,23 @@ async def test_sync_tools_in_chat_async_never_block_the_callers_loop(serve: Any)
     assert chat.get_turns()[2].tool_results[0].value == "released"
 
 
-def test_results_keep_call_order_when_later_calls_finish_first(serve: Any) -> None:
-    second_done = threading.Event()
+def test_results_keep_call_order_while_callbacks_see_completion_order(serve: Any) -> None:
+    second_seen = threading.Event()
     seen: list[str] = []
 
     def first(n: int) -> str:
-        """Finishes last."""
-        second_done.wait(WAIT)
+        """Finishes once the second call's result was seen."""
+        second_seen.wait(WAIT)
         return "first"
 
     def second(n: int) -> str:
         """Finishes first."""
-        second_done.set()
         return "second"
+
+    def watch(result: Any) -> None:
+        seen.append(result.value)
+        if result.value == "second":
+            second_seen.set()
 
     server = serve(
         [Reply.tool_calls([("first", {"n": 1}), ("second", {"n": 2})]), Reply.text("ok")]
@@ -93,10 +97,10 @@ def test_results_keep_call_order_when_later_calls_finish_first(serve: Any) -> No
     chat = make_chat(server)
     chat.register_tool(first)
     chat.register_tool(second)
-    chat.on_tool_result(lambda r: seen.append(r.value))
+    chat.on_tool_result(watch)
     chat.chat("go", echo="none")
     assert [r.value for r in chat.get_turns()[2].tool_results] == ["first", "second"]
-    assert seen == ["first", "second"]
+    assert seen == ["second", "first"]
     sent = server.message_requests()[1]["messages"][-1]["content"]
     assert [b["content"] for b in sent] == ["first", "second"]
 

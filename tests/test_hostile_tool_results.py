@@ -21,8 +21,8 @@ from chatlas_like._console import ProgressEcho
 from chatlas_like._console import ask as ask_chat
 from chatlas_like._echo import NULL_ECHO
 from chatlas_like._history import History
-from chatlas_like._loop import END, NEXT_EVENT, ModelCall, Run, RunTools, turn_loop
-from chatlas_like._tool_runner import ToolsDone
+from chatlas_like._loop import END, NEXT_EVENT, NEXT_RESULT, ModelCall, Run, RunTools, turn_loop
+from chatlas_like._tool_runner import Delivery, Finished
 from chatlas_like.providers._anthropic import AnthropicProvider
 from chatlas_like.providers._anthropic_wire import message_events
 from chatlas_like.providers._base import RequestSpec
@@ -133,6 +133,13 @@ def test_a_call_that_ran_and_cannot_be_sent_is_an_error_not_a_refusal(
     assert result.outcome == "error" and "ran" in result.get_model_value()
 
 
+class StartedAll:
+    """The loop's handle on a round stepped by hand, whose one call had started."""
+
+    def stop(self) -> frozenset[int]:
+        return frozenset({0})
+
+
 def test_a_failure_after_the_tools_ran_answers_them_as_errors_not_refusals() -> None:
     """Stepped by hand: whatever breaks once results exist, the calls are not "not run"."""
 
@@ -154,7 +161,8 @@ def test_a_failure_after_the_tools_ran_answers_them_as_errors_not_refusals() -> 
     assert isinstance(step, RunTools)
     (request,) = step.requests
     assert isinstance(request, ContentToolRequest)
+    assert loop.send(StartedAll()) is NEXT_RESULT
     with pytest.raises(MemoryError):
-        loop.send(ToolsDone([ContentToolResult(value="paid", request=request)]))
+        loop.send(Delivery([Finished(0, ContentToolResult(value="paid", request=request))]))
     (answer,) = run.history.turns[-1].tool_results
     assert answer.outcome == "error" and "may have run" in answer.get_model_value()

@@ -200,16 +200,20 @@ def test_a_tool_raising_keyboard_interrupt_ends_the_chat_cleanly() -> None:
     assert report["follow_up"] == "Still here."
 
 
-def test_a_runner_cancelled_without_answering_still_answers_every_request() -> None:
-    from chatlas_like._drive import interrupted
-    from chatlas_like._workers import submit_to_background
+def test_a_tool_round_stopped_before_it_began_runs_nothing_and_says_nothing_started() -> None:
+    from chatlas_like import Tool
+    from chatlas_like._tool_runner import ToolContext, ToolRound
+    from chatlas_like._workers import WorkerPool
 
-    async def never_runs() -> Any:  # cancelled before or at its first step: never answers
-        await asyncio.sleep(WAIT)
+    ran: list[str] = []
 
-    requests = [ContentToolRequest("t1", "a", {}), ContentToolRequest("t2", "b", {})]
-    future, cancel = submit_to_background(never_runs)
-    cancel()
-    done = interrupted(future, requests, KeyboardInterrupt())
-    assert [r.outcome for r in done.results] == ["refused", "refused"]
-    assert isinstance(done.interrupt, KeyboardInterrupt)
+    def act() -> str:
+        """Acts."""
+        ran.append("act")
+        return "done"
+
+    context = ToolContext({"act": Tool.from_func(act)}, WorkerPool(1))
+    tool_round = ToolRound([ContentToolRequest("t1", "act", {})], context)
+    assert tool_round.stop() == frozenset()
+    delivery = asyncio.run(asyncio.wait_for(tool_round.next(), WAIT))
+    assert delivery.events == [] and delivery.done and ran == []

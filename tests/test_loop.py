@@ -9,8 +9,8 @@ import pytest
 from chatlas_like import ContentToolRequest, ContentToolResult, StreamInterruptedError, UserTurn
 from chatlas_like._echo import NULL_ECHO
 from chatlas_like._history import History
-from chatlas_like._loop import END, NEXT_EVENT, ModelCall, Run, RunTools, turn_loop
-from chatlas_like._tool_runner import ToolsDone
+from chatlas_like._loop import END, NEXT_EVENT, NEXT_RESULT, ModelCall, Run, RunTools, turn_loop
+from chatlas_like._tool_runner import Delivery, Finished, Started
 from chatlas_like.providers._anthropic import AnthropicProvider
 from chatlas_like.providers._anthropic_wire import message_events
 from chatlas_like.providers._base import RequestSpec
@@ -25,6 +25,13 @@ def events(*blocks: dict[str, Any], stop: str = "end_turn") -> list[dict[str, An
 def new_run(**kwargs: Any) -> Run:
     provider = AnthropicProvider(model="m", cache="none")
     return Run(History(), provider, RequestSpec(), echo=NULL_ECHO, **kwargs)
+
+
+class HeldRound:
+    """The loop's handle on a tool round, stepped by hand: nothing runs."""
+
+    def stop(self) -> frozenset[int]:
+        return frozenset()
 
 
 def stream(loop: Any, to_send: list[dict[str, Any]]) -> tuple[list[Any], Any]:
@@ -84,9 +91,10 @@ def test_tool_requests_become_a_run_tools_step_and_results_a_user_turn() -> None
     assert emitted == [ContentToolRequest("t1", "add", {"x": 1})]  # as the block finished
     assert isinstance(step, RunTools)
     request = step.requests[0]
+    assert loop.send(HeldRound()) is NEXT_RESULT
     result = ContentToolResult(value=2, request=request)
-    step = loop.send(ToolsDone([result]))
-    assert step is result  # yielded to the caller in call order
+    step = loop.send(Delivery([Started(0, request), Finished(0, result)], done=True))
+    assert step is result  # yielded to the caller as it arrived
     assert isinstance(loop.send(None), ModelCall)  # the next round asks the model again
     assert run.history.turns[-1].tool_results == [result]
 

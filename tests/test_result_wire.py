@@ -226,9 +226,11 @@ def single() -> Iterator[Any]:
     yield {"only": True}
 
 
-def test_a_generator_of_plain_values_sends_one_result_holding_them_all(serve: Any) -> None:
+def test_a_generator_of_plain_values_sends_one_result_of_their_texts_one_per_line(
+    serve: Any,
+) -> None:
     block = _sent_block(serve, progress)
-    assert block["content"] == '[{"step":1},{"step":2},{"step":3}]'
+    assert block["content"] == '{"step":1}\n{"step":2}\n{"step":3}'
 
 
 @pytest.mark.parametrize("tool", [report, areport], ids=["sync", "async"])

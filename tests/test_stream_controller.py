@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -11,6 +12,8 @@ from chatlas_like import ContentToolRequest, StreamController
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat
+
+WAIT = 10
 
 
 def test_cancel_ends_the_stream_at_the_next_chunk_without_an_exception(serve: Any) -> None:
@@ -60,16 +63,21 @@ def test_cancel_from_another_thread_stops_before_the_next_model_call(serve: Any)
     server = serve([Reply.tool_call("stop_me", {}), Reply.text("never sent")])
     chat = make_chat(server)
     controller = StreamController()
+    release = threading.Event()
 
     def stop_me() -> str:
-        """Runs in a worker thread, like a Shiny observer elsewhere."""
+        """Runs in a worker thread, like a Shiny observer elsewhere; still runs when the
+        stream stops."""
         controller.cancel()
-        return "stopping"
+        release.wait(WAIT)
+        return "too late"
 
     chat.register_tool(stop_me)
     list(chat.stream("Go", controller=controller))
+    release.set()
     assert len(server.message_requests()) == 1
-    assert chat.get_turns()[-1].tool_results[0].value == "stopping"
+    (result,) = chat.get_turns()[-1].tool_results
+    assert result.outcome == "error" and "interrupted while running" in result.get_model_value()
 
 
 def test_stream_async_stops_on_cancel(serve: Any) -> None:
