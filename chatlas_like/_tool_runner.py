@@ -14,8 +14,10 @@ exception: error naming the callback). Then the accepted calls run at once, up t
 
 Two orders, kept apart. :meth:`ToolRound.next` hands over what happened since the
 last delivery, in the order it happened (completion order): a call that got its slot
-and started (:class:`Started`), a generator tool's yield (a
-:class:`~chatlas_like.ContentToolResultProgress`), a call's final result
+and started (:class:`Started`; handed over with the call's result when that comes
+within :data:`STARTED_WAKE_DELAY`, so a quick call wakes the caller once), a
+generator tool's yield (a :class:`~chatlas_like.ContentToolResultProgress`), a call's
+final result
 (:class:`Finished`, with the index of its request). ``on_tool_result`` sees progress
 and results there, as they are delivered, so a result nobody takes is never seen.
 The caller (the turn loop) puts the final results back in call order for the history
@@ -71,6 +73,7 @@ __all__ = [
 
 INTERRUPTED_RUNNING = "The call was interrupted while running; it may have partly run."
 INTERRUPTED_PENDING = "The call was not started: the chat was interrupted."
+STARTED_WAKE_DELAY = 0.05  # seconds a call's start may wait to ride along with its result
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,7 +343,7 @@ class ToolRound:
             await _observe(event, self.ctx, progress=True)
         return event
 
-    def _emit(self, event: Event, answers: int = 0) -> None:
+    def _emit(self, event: Event, answers: int = 0, *, wake: bool = True) -> None:
         with self._lock:
             if self._abandoned:  # late: the loop has answered this call already
                 return
@@ -348,7 +351,8 @@ class ToolRound:
             self._unanswered -= answers
             if not self._unanswered:
                 self._done = True  # in the same delivery as the last result
-        self._wake()
+        if wake:
+            self._wake()
 
     def _wake(self) -> None:
         assert self._ready is not None
@@ -407,8 +411,19 @@ class ToolRound:
             if self._stopping:
                 return False
             self._started.add(slot.index)
-        self._emit(Started(slot.index, slot.request))
+        # A start alone wakes the caller only if the call is still running a moment
+        # later: most calls finish sooner, and their start then rides along with their
+        # result (one wake-up of the caller's thread per call, not two).
+        self._emit(Started(slot.index, slot.request), wake=False)
+        assert self._loop is not None
+        self._loop.call_later(STARTED_WAKE_DELAY, self._wake_if_waiting)
         return True
+
+    def _wake_if_waiting(self) -> None:
+        with self._lock:
+            waiting = bool(self._events)
+        if waiting:
+            self._wake()
 
     async def _run_one(self, slot: _Slot) -> None:
         tool, kwargs, semaphore = slot.tool, slot.kwargs, self._semaphore
