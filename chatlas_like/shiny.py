@@ -507,6 +507,12 @@ class AppServer:
         self._thread.start()
         return self
 
+    def wait(self) -> None:
+        """Block until the server stops (Ctrl-C still reaches the calling thread)."""
+        thread = self._thread
+        while thread is not None and thread.is_alive():
+            thread.join(0.2)  # short waits: signals are handled between them
+
     def stop(self, timeout: float = 10.0) -> None:
         """Stop serving (open sessions are closed) and wait for the thread."""
         self._server.should_exit = True
@@ -540,15 +546,21 @@ def serve_app(
 
     server = AppServer(chat_app(chat, **app_kwargs), host=host, port=port)
     background = in_notebook() if bg_thread is None else bg_thread
-    print(f"chatlas_like: the chat app is at {server.url}", flush=True)
     if background:
         server.start()
-    if launch_browser:
-        webbrowser.open(server.url)
-    if background:
+        print(f"chatlas_like: the chat app is at {server.url}", flush=True)
+        if launch_browser:
+            webbrowser.open(server.url)
         return server
+    # Blocking: the server runs in its thread too, and this one only waits, so a Ctrl-C
+    # at any moment (even while the server's event loop is being made) stops it cleanly.
     try:
-        server.serve()
+        server.start()
+        print(f"chatlas_like: the chat app is at {server.url}", flush=True)
+        if launch_browser:
+            webbrowser.open(server.url)
+        server.wait()
     except KeyboardInterrupt:  # Ctrl-C is how a blocking app is stopped: no traceback
+        server.stop()
         print("chatlas_like: the chat app stopped.", flush=True)
     return None
