@@ -50,8 +50,8 @@ class ProgressEcho(ConsoleEcho):
     console
         A ``rich.console.Console``; a new one on stdout by default.
     auto_refresh
-        Redraw the status area on a clock (``refresh_per_second``); off, it is drawn
-        only when it changes.
+        Redraw the status area on a clock (``refresh_per_second``, one ticker thread);
+        off, it is drawn only when the echo receives something (no thread).
     refresh_per_second
         How often the spinner and elapsed times are redrawn.
     grace

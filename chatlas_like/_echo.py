@@ -129,8 +129,8 @@ class ConsoleEcho:
         Show running tool calls in a status area; None (default): when the output is
         a terminal (and ``mode`` is not ``"text"``).
     auto_refresh
-        Redraw the status area on a clock (``refresh_per_second``); off, it is drawn
-        only when it changes.
+        Redraw the status area on a clock (``refresh_per_second``, one ticker thread);
+        off, it is drawn only when the echo receives something (no thread).
     refresh_per_second
         How often elapsed times are redrawn.
     grace
