@@ -8,9 +8,10 @@ open tool calls are answered), and the next question works. Ctrl-D or ``exit`` e
 Long work shows progress in a transient status area under the output
 (:class:`ProgressEcho`): a spinner until the first token of an answer, then one line
 per running tool with its elapsed time and latest progress; each is replaced by its
-result when done. The status area is the echo's own (:mod:`chatlas_like._live_status`),
-redrawn on a clock, never per text delta, so output stays linear in what the model
-sends.
+result when done. The status area is the echo's own (:mod:`chatlas_like._live_status`):
+it appears once the wait or a call has lasted a grace period (a quarter of a second),
+so a quick answer or call draws nothing, and it is redrawn on a clock, never per text
+delta, so output stays linear in what the model sends.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ._content import Content
 from ._echo import ConsoleEcho, EchoMode
 from ._errors import ChatlasLikeError
+from ._live_status import GRACE_S
 from ._terminal_safe import safe
 from ._tool_result import ContentToolResult, ContentToolResultProgress
 from ._turn import Turn, UserTurn
@@ -48,12 +50,14 @@ class ProgressEcho(ConsoleEcho):
     console
         A ``rich.console.Console``; a new one on stdout by default.
     auto_refresh
-        Redraw the status area on a clock (``refresh_per_second``); off, it is drawn
-        only when it changes.
+        Redraw the status area on a clock (``refresh_per_second``, one ticker thread);
+        off, it is drawn only when the echo receives something (no thread).
     refresh_per_second
         How often the spinner and elapsed times are redrawn.
+    grace
+        Seconds the wait or a call lasts before the status area shows it.
     clock
-        The time source for elapsed times.
+        The time source for elapsed times (and the grace).
     """
 
     def __init__(
@@ -63,6 +67,7 @@ class ProgressEcho(ConsoleEcho):
         *,
         auto_refresh: bool = True,
         refresh_per_second: float = 8.0,
+        grace: float = GRACE_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         # The spinner shows even when the answer is not echoed (``_Quiet``).
@@ -73,6 +78,7 @@ class ProgressEcho(ConsoleEcho):
             live=terminal,
             auto_refresh=auto_refresh,
             refresh_per_second=refresh_per_second,
+            grace=grace,
             clock=clock,
         )
 
@@ -83,27 +89,32 @@ class ProgressEcho(ConsoleEcho):
         self.waiting()
 
     def text(self, delta: str) -> None:
-        if delta:
+        if not delta:
+            return
+        with self._lock:  # what the area shows changes under its lock
             self._status.waiting_since = None
-        super().text(delta)
+            super().text(delta)
 
     def content(self, item: Content) -> None:
-        self._status.waiting_since = None
-        if (
-            isinstance(item, ContentToolResult)
-            and not isinstance(item, ContentToolResultProgress)
-            and item.request is not None
-            and set(self._calls.open) <= {item.request.id}
-        ):
-            self._status.waiting_since = self._calls.clock()  # the last call: the model is next
-        super().content(item)
+        with self._lock:
+            self._status.waiting_since = None
+            if (
+                isinstance(item, ContentToolResult)
+                and not isinstance(item, ContentToolResultProgress)
+                and item.request is not None
+                and set(self._calls.open) <= {item.request.id}
+            ):
+                # The last call: the model is next.
+                self._status.waiting_since = self._calls.clock()
+            super().content(item)
 
     # -- the status area ---------------------------------------------------------------
 
     def waiting(self) -> None:
         """Show the spinner until the first token (or tool call) arrives."""
-        self._status.waiting_since = self._calls.clock()
-        self._show()
+        with self._lock:
+            self._status.waiting_since = self._calls.clock()
+            self._show()
 
 
 class _Quiet(ProgressEcho):

@@ -15,11 +15,13 @@ segment with no Markdown syntax (it would read the same), one taller than the sc
 
 Tool calls on a terminal: each request is printed as it arrives, and the calls still
 running are shown under the output in a transient status area (one line per call with
-its elapsed time and latest progress, :mod:`chatlas_like._live_status`), redrawn on a
+its elapsed time and latest progress, :mod:`chatlas_like._live_status`) once the oldest
+has run for a grace period (a call that ends sooner costs no drawing), redrawn on a
 clock and erased before anything else is written; a call's line is replaced by its
-result when it finishes, so results print in the order calls finish. Output that is not
-a terminal (a file, CI) has no status area: the request line, each progress item once
-as a plain line, and the result.
+result when it finishes, so results print in the order calls finish. Each method holds
+the area's lock while it writes, so the clock's redraws never interleave with it.
+Output that is not a terminal (a file, CI) has no status area: the request line, each
+progress item once as a plain line, and the result.
 
 ``echo=`` modes: ``"none"``; ``"text"`` (the model's text); ``"output"`` (text, tool
 requests and results); ``"all"`` (also the user's prompt).
@@ -36,6 +38,7 @@ import functools
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
@@ -52,7 +55,7 @@ from ._content import (
     ContentToolRequest,
 )
 from ._live_cards import LiveCalls, progress_line
-from ._live_status import LiveArea, StatusLines
+from ._live_status import GRACE_S, LiveArea, StatusLines
 from ._terminal_safe import safe, strip_controls
 from ._tool_result import ContentToolResult, ContentToolResultProgress
 
@@ -126,12 +129,14 @@ class ConsoleEcho:
         Show running tool calls in a status area; None (default): when the output is
         a terminal (and ``mode`` is not ``"text"``).
     auto_refresh
-        Redraw the status area on a clock (``refresh_per_second``); off, it is drawn
-        only when it changes.
+        Redraw the status area on a clock (``refresh_per_second``, one ticker thread);
+        off, it is drawn only when the echo receives something (no thread).
     refresh_per_second
         How often elapsed times are redrawn.
+    grace
+        Seconds a call runs before the status area shows it.
     clock
-        The time source for elapsed times.
+        The time source for elapsed times (and the grace).
     """
 
     def __init__(
@@ -144,6 +149,7 @@ class ConsoleEcho:
         live: bool | None = None,
         auto_refresh: bool = True,
         refresh_per_second: float = 8.0,
+        grace: float = GRACE_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         from ._echo_options import EchoOptions
@@ -175,12 +181,17 @@ class ConsoleEcho:
         self._calls = LiveCalls(clock)
         self._status = StatusLines(self._calls)
         self._area: LiveArea | None = None
+        # Held by each method below while it writes or changes what the area shows,
+        # and by the area's ticker while it draws.
+        self._lock = threading.RLock()
         if live if live is not None else terminal and mode != "text":
             self._area = LiveArea(
                 lambda: self.console,
                 self._status,
+                lock=self._lock,
                 auto_refresh=auto_refresh,
                 refresh_per_second=refresh_per_second,
+                grace=grace,
             )
 
     @property
@@ -197,56 +208,60 @@ class ConsoleEcho:
             return
         from rich.text import Text
 
-        self._hide()
-        self._end_line()
-        self.console.print(safe(Text("👤 ", style="bold") + Text(turn.text)))
-        self._line_start = True
+        with self._lock:
+            self._hide()
+            self._end_line()
+            self.console.print(safe(Text("👤 ", style="bold") + Text(turn.text)))
+            self._line_start = True
 
     def inserted_turn(self, turn: Turn) -> None:
-        if self.mode == "text":
-            return
-        from rich.text import Text
+        with self._lock:
+            if self.mode == "text":
+                return
+            from rich.text import Text
 
-        from ._display import first_lines
+            from ._display import first_lines
 
-        self._hide()
-        self._end_line()
-        label = Text(f"↳ inserted {turn.role} message: ", style="bold magenta")
-        self.console.print(safe(label + Text(first_lines(turn.text, 3), style="dim")))
-        self._show()
+            self._hide()
+            self._end_line()
+            label = Text(f"↳ inserted {turn.role} message: ", style="bold magenta")
+            self.console.print(safe(label + Text(first_lines(turn.text, 3), style="dim")))
+            self._show()
 
     def text(self, delta: str) -> None:
         if not delta:
             return
-        self._hide()  # raw writes must not land inside the status area
-        if self._markdown:
-            if not self._segment:
-                self._segment_at_line_start = self._line_start
-            self._segment.append(delta)
-        self._file.write(strip_controls(delta))
-        self._line_start = delta.endswith("\n")
+        with self._lock:
+            self._hide()  # raw writes must not land inside the status area
+            if self._markdown:
+                if not self._segment:
+                    self._segment_at_line_start = self._line_start
+                self._segment.append(delta)
+            self._file.write(strip_controls(delta))
+            self._line_start = delta.endswith("\n")
 
     def content(self, item: Content) -> None:
-        if isinstance(item, ContentThinkingDelta):
+        with self._lock:
+            if isinstance(item, ContentThinkingDelta):
+                self._hide()
+                self._thinking_delta(item)
+                return
+            tracked = self._track(item)
+            if self.mode == "text" or isinstance(item, (ContentJson, ContentCitation)):
+                if tracked:
+                    self._show()  # a quiet echo still shows what runs
+                return  # a structured answer was echoed as its text; citations stay in the text
+            if isinstance(item, ContentText):
+                self.text(item.text)
+                return
+            if isinstance(item, ContentToolResultProgress):
+                self._progress(item)
+                return
             self._hide()
-            self._thinking_delta(item)
-            return
-        tracked = self._track(item)
-        if self.mode == "text" or isinstance(item, (ContentJson, ContentCitation)):
-            if tracked:
-                self._show()  # a quiet echo still shows what runs
-            return  # a structured answer was echoed as its text; citations stay in the text
-        if isinstance(item, ContentText):
-            self.text(item.text)
-            return
-        if isinstance(item, ContentToolResultProgress):
-            self._progress(item)
-            return
-        self._hide()
-        self._end_line()
-        self._print_content(item)
-        self._line_start = True
-        self._show()
+            self._end_line()
+            self._print_content(item)
+            self._line_start = True
+            self._show()
 
     def _track(self, item: Content) -> bool:
         """Keep the open calls up to date; whether ``item`` is part of a tool call."""
@@ -330,23 +345,28 @@ class ConsoleEcho:
         self.console.print(safe(Panel(body, title=title, title_align="left", expand=False)))
 
     def tool_started(self, request: ContentToolRequest) -> None:
-        self._calls.started(request)  # its elapsed time counts from now
-        self._show()
+        with self._lock:
+            self._calls.started(request)  # its elapsed time counts from now
+            self._show()
 
     def finish(self) -> None:
-        self._calls.clear()
-        self._status.waiting_since = None
-        self._hide()
-        self._end_line()
-        self._file.flush()
+        with self._lock:
+            self._calls.clear()
+            self._status.waiting_since = None
+            self._hide()
+            self._end_line()
+            self._file.flush()
+        if self._area is not None:
+            self._area.close()  # its ticker ends with the chat call (outside the lock it needs)
 
     def _show(self) -> None:
-        """Draw the status area under the output (when there is one and it has lines)."""
+        """Let the status area be drawn under the output (when there is one and it has
+        lines): once its oldest line has been open for the grace period."""
         if self._area is None or not self._status:
             self._hide()
             return
-        if not self._area.shown:
-            self._end_line()
+        if not self._area.wanted:
+            self._end_line()  # the area is drawn from the start of a line
             self._file.flush()
         self._area.show()
 

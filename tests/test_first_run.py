@@ -54,7 +54,9 @@ def test_the_demo_in_a_terminal_shows_the_answer_as_markdown() -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    streamed, rendered = (child.before or "").rsplit("\x1b[J", 1)  # the answer's redraw
+    # The answer's redraw: back to its first row, clear below, draw it as Markdown.
+    streamed, _, rendered = (child.before or "").rpartition("\x1b[J")
+    streamed = streamed.rpartition("\n")[2]  # the answer's row as it streamed
     assert "**Midwest**" in streamed  # raw while the answer streamed
     assert "\x1b[1mMidwest\x1b[0m had the highest Q3 sales" in rendered  # then bold
     assert "**" not in ANSI.sub("", rendered)

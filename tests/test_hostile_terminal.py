@@ -117,7 +117,9 @@ def test_the_console_chat_writes_no_control_sequences(
     )
     chat = make_chat(server)
     chat.register_tool(greet)
-    assert ask_chat(chat, "Hi", ProgressEcho("output", console, auto_refresh=False)) is True
+    assert (
+        ask_chat(chat, "Hi", ProgressEcho("output", console, auto_refresh=False, grace=0.0)) is True
+    )
     assert_clean(output.getvalue())
     assert "\x1b[" in output.getvalue()  # the library's own styling stays
 
@@ -127,7 +129,7 @@ def test_an_api_error_message_reaches_the_console_without_control_sequences(
 ) -> None:
     console, output = terminal()
     server = serve([Reply.error(400, "invalid_request_error", f"bad {PAYLOAD}")])
-    echo = ProgressEcho("output", console, auto_refresh=False)
+    echo = ProgressEcho("output", console, auto_refresh=False, grace=0.0)
     assert ask_chat(make_chat(server, max_retries=0), "Hi", echo) is False
     assert_clean(output.getvalue())
     assert "BadRequestError" in output.getvalue()
@@ -159,7 +161,7 @@ def test_thinking_and_server_tool_titles_reach_the_terminal_clean(
     chat = make_chat(
         serve([Reply.blocks_of(thinking, search, found, {"type": "text", "text": "ok"})])
     )
-    echo = ProgressEcho("output", console, auto_refresh=False)
+    echo = ProgressEcho("output", console, auto_refresh=False, grace=0.0)
     assert ask_chat(chat, "Search", echo) is True
     assert_clean(output.getvalue())
 

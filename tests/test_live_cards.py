@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from chatlas_like import (
@@ -22,9 +23,11 @@ from chatlas_like import (
     ContentToolResultProgress,
     SqliteStore,
 )
+from chatlas_like._console import ProgressEcho
 from chatlas_like._display import content_html, truncation_note
 from chatlas_like._echo import ConsoleEcho
 from chatlas_like._live_cards import call_key
+from chatlas_like._live_status import GRACE_S
 from chatlas_like._notebook import NotebookEcho
 from chatlas_like.testing import LoopbackServer, Reply
 
@@ -64,10 +67,29 @@ def plain_echo() -> tuple[ConsoleEcho, io.StringIO]:
     return ConsoleEcho("output", Console(file=output, width=200, force_terminal=False)), output
 
 
-def terminal_echo(clock: Callable[[], float]) -> tuple[ConsoleEcho, io.StringIO]:
+def terminal_echo(
+    clock: Callable[[], float], grace: float = 0.0
+) -> tuple[ConsoleEcho, io.StringIO]:
+    """A terminal echo drawn only when it changes; without a grace unless asked (most
+    tests here are about what the area shows, not when it appears)."""
     output = io.StringIO()
     console = Console(file=output, width=200, force_terminal=True, color_system=None)
-    return ConsoleEcho("output", console, auto_refresh=False, clock=clock), output
+    return ConsoleEcho("output", console, auto_refresh=False, grace=grace, clock=clock), output
+
+
+class WatchedOutput(io.StringIO):
+    """A terminal's output that says when ``awaited`` has been written."""
+
+    def __init__(self, awaited: str) -> None:
+        super().__init__()
+        self.awaited = awaited
+        self.seen = threading.Event()
+
+    def write(self, s: str) -> int:
+        n = super().write(s)
+        if self.awaited in self.getvalue():
+            self.seen.set()
+        return n
 
 
 def two_calls_fast_first(echo: Any) -> None:
@@ -130,6 +152,94 @@ def test_a_finished_call_leaves_the_live_area_while_the_other_call_stays() -> No
     assert "running slow(n=1)" in redrawn and "running fast" not in redrawn
     echo.content(result(SLOW, "slow done"))
     echo.finish()
+
+
+def test_a_call_that_finishes_within_the_grace_never_draws_the_live_area() -> None:
+    now = [0.0]
+    echo, output = terminal_echo(lambda: now[0], grace=GRACE_S)
+    echo.content(SLOW)
+    echo.tool_started(SLOW)
+    now[0] = GRACE_S / 2
+    echo.content(progress(SLOW, "step 1 of 3"))
+    echo.content(result(SLOW, "slow done"))
+    echo.finish()
+    assert "running" not in output.getvalue()
+    assert "\x1b" not in output.getvalue()  # no cursor moves: nothing was drawn or erased
+
+
+def test_a_call_open_past_the_grace_is_drawn_with_its_elapsed_time() -> None:
+    now = [0.0]
+    echo, output = terminal_echo(lambda: now[0], grace=GRACE_S)
+    echo.content(SLOW)
+    echo.tool_started(SLOW)
+    now[0] = GRACE_S / 2
+    echo.content(progress(SLOW, "step 1 of 3"))
+    assert "running" not in output.getvalue()
+    now[0] = GRACE_S + 0.05
+    echo.content(progress(SLOW, "step 2 of 3"))
+    assert f"running slow(n=1)  {GRACE_S + 0.05:.1f}s  · step 2 of 3" in output.getvalue()
+    echo.content(result(SLOW, "slow done"))
+    echo.finish()
+
+
+def test_the_ticker_draws_the_thinking_spinner_once_the_wait_outlasts_the_grace() -> None:
+    now = [0.0]
+    output = WatchedOutput("thinking… 1.0s")
+    console = Console(file=output, width=200, force_terminal=True, color_system=None)
+    echo = ProgressEcho("output", console, refresh_per_second=50, clock=lambda: now[0])
+    echo.waiting()
+    assert "thinking" not in output.getvalue()  # not before a tick past the grace
+    now[0] = 1.0
+    assert output.seen.wait(timeout=30)
+    echo.text("Hello")  # the first token ends the wait and erases the spinner
+    echo.finish()
+    assert output.getvalue().endswith("Hello\n")
+
+
+def test_the_ticker_draws_a_slow_call_and_is_gone_after_finish() -> None:
+    now = [0.0]
+    output = WatchedOutput("running slow(n=1)  1.0s")
+    console = Console(file=output, width=200, force_terminal=True, color_system=None)
+    echo = ConsoleEcho("output", console, refresh_per_second=50, clock=lambda: now[0])
+    before = set(threading.enumerate())
+    echo.content(SLOW)
+    echo.tool_started(SLOW)
+    tickers = [
+        t for t in threading.enumerate() if t not in before and t.name == "chatlas_like-live-area"
+    ]
+    assert len(tickers) == 1  # one thread for the area, not one per call
+    now[0] = 1.0  # the call has now run past its grace: the next tick draws it
+    assert output.seen.wait(timeout=30)
+    echo.content(result(SLOW, "slow done"))
+    echo.finish()
+    assert not tickers[0].is_alive()
+    assert "running" not in output.getvalue().rpartition("slow done")[2]
+
+
+def test_a_ticker_that_cannot_draw_stops_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rich.live import Live
+
+    def broken_terminal(self: Live, refresh: bool = False) -> None:
+        raise OSError("the terminal went away")
+
+    raised: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    monkeypatch.setattr(Live, "start", broken_terminal)
+    output = io.StringIO()
+    console = Console(file=output, width=200, force_terminal=True, color_system=None)
+    echo = ConsoleEcho("output", console, refresh_per_second=50, grace=0.0)
+    before = set(threading.enumerate())
+    echo.content(SLOW)
+    echo.tool_started(SLOW)
+    (ticker,) = [t for t in threading.enumerate() if t not in before]
+    ticker.join(timeout=30)
+    assert not ticker.is_alive()  # it gave up drawing
+    echo.content(result(SLOW, "slow done"))
+    echo.finish()
+    assert raised == []
+    assert "slow done" in output.getvalue()
 
 
 def test_the_live_area_is_erased_and_not_redrawn_once_every_call_is_done() -> None:
