@@ -485,7 +485,13 @@ class Chat:
         return self._on_tool_request.add(callback)
 
     def on_tool_result(self, callback: Callable[[ContentToolResult], Any]) -> Callable[[], None]:
-        """Call ``callback(result)`` for each tool result, in call order; returns a remover."""
+        """Call ``callback(result)`` for each tool result as its call finishes; returns a remover.
+
+        Results come in completion order, not call order, and a generator tool's yields
+        come too, each as a :class:`ContentToolResultProgress` before its final result.
+        A result kept when the chat is stopped mid-round (it was ready but not yet
+        delivered) is not passed to ``callback``.
+        """
         return self._on_tool_result.add(callback)
 
     def on_tool_review(self, review: Callable[[ContentToolRequest], Any]) -> Callable[[], None]:

@@ -87,7 +87,8 @@ def read_more_hint(sequence: int, readable: int | None, kept: int) -> str:
 
 @dataclass(slots=True)
 class Finalizer:
-    """Applies the steps of the module docstring to a batch of results, in call order."""
+    """Applies the steps of the module docstring to a batch of results (those that
+    finished together, in the order they finished), numbering them in that order."""
 
     history: History
     tools: Mapping[str, Tool | ToolBuiltIn]

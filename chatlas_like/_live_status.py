@@ -29,6 +29,7 @@ from typing import Any
 
 from ._live_cards import LiveCalls, progress_line
 from ._terminal_safe import safe
+from ._workers import leave_signals_to_main_thread
 
 __all__ = ["GRACE_S", "LiveArea", "StatusLines"]
 
@@ -190,6 +191,7 @@ class LiveArea:
         self._ticker.start()
 
     def _tick(self, stop: threading.Event) -> None:
+        leave_signals_to_main_thread()
         period = 1.0 / self.refresh_per_second
         while not stop.wait(period):
             with self.lock:

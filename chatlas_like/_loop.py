@@ -40,6 +40,7 @@ ends the loop without an exception.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, cast
@@ -54,7 +55,14 @@ from ._telemetry import QUIET, Observer
 from ._tool_ids import UniqueIds
 from ._tool_info import ToolInfo
 from ._tool_result import ContentToolResult, failed, refused
-from ._tool_runner import INTERRUPTED_PENDING, INTERRUPTED_RUNNING, Delivery, Finished, Started
+from ._tool_runner import (
+    INTERRUPTED_PENDING,
+    INTERRUPTED_RUNNING,
+    Delivery,
+    Finished,
+    Started,
+    Stopped,
+)
 from ._tools import Tool, ToolBuiltIn
 from ._turn import AssistantTurn, Turn, Usage, UserTurn
 from .providers._base import Provider, RequestSpec
@@ -114,8 +122,9 @@ class RunTools:
 class Round(Protocol):
     """What the loop holds of a running tool round."""
 
-    def stop(self) -> frozenset[int]:
-        """Stop it (thread-safe); the indices of the requests whose calls had started."""
+    def stop(self) -> Stopped:
+        """Stop it (thread-safe); which calls had started, and the results ready but
+        not delivered."""
         ...
 
 
@@ -254,12 +263,16 @@ def _tool_round(run: Run, requests: list[Any]) -> Generator[Any, Any, BaseExcept
             if delivery.done:
                 break
     except BaseException as error:
-        started |= handle.stop()
+        stopped = handle.stop()
+        started |= stopped.started
         if history.owns(token):
-            results = _answer_round(run, requests, answers, started, arrived, error)
+            pending = INTERRUPTED_PENDING if isinstance(error, _Stopped) else _reason(error)
+            ready = {f.index: f.result for f in stopped.ready if f.index not in answers}
+            results = _answer_round(run, requests, answers, started, arrived, pending, ready)
             history.append(UserTurn(results), token)
         raise
-    history.append(UserTurn([answers[i] for i in range(len(requests))]), token)
+    results = _answer_round(run, requests, answers, started, arrived, INTERRUPTED_PENDING)
+    history.append(UserTurn(results), token)
     return delivery.interrupt
 
 
@@ -285,26 +298,37 @@ def _answer_round(
     answers: dict[int, ContentToolResult],
     started: set[int],
     arrived: list[tuple[int, ContentToolResult]],
-    error: BaseException,
+    pending: str,
+    ready: Mapping[int, ContentToolResult] | None = None,
 ) -> list[ContentToolResult]:
-    """The round's results in call order after it was stopped: what was finalised, and
-    an answer for every other request."""
+    """The round's results in call order: what was finalised, what was ``ready`` (a
+    call that finished but was not delivered), and an answer for every other request,
+    ``pending`` for a call that never started. What is new here is echoed, so a running
+    card shows how its call ended."""
+    if len(answers) == len(requests):
+        return [answers[i] for i in range(len(requests))]
     lost = {index for index, _ in arrived}  # ran, but finalising failed
-    pending = INTERRUPTED_PENDING if isinstance(error, _Stopped) else _reason(error)
     missing: list[int] = []
     fresh: list[ContentToolResult] = []
     for index, request in enumerate(requests):
         if index in answers:
             continue
         missing.append(index)
-        if index in lost:
+        if ready is not None and index in ready:
+            fresh.append(ready[index])
+        elif index in lost:
             fresh.append(failed(request, RAN_UNRECORDED))
         elif index in started:
             fresh.append(failed(request, INTERRUPTED_RUNNING))
         else:
             fresh.append(refused(request, pending))
-    for index, result in zip(missing, _safe(run.finalize)(fresh), strict=True):
+    fresh = _safe(run.finalize)(fresh)
+    for index, result in zip(missing, fresh, strict=True):
         answers[index] = result
+    if run.echo is not None:
+        with contextlib.suppress(Exception):  # the history comes first; a display may be gone
+            for result in fresh:
+                run.echo.content(result)
     return [answers[i] for i in range(len(requests))]
 
 

@@ -30,9 +30,10 @@ way, with the differences its docstring names).
 
 Stopping. :meth:`ToolRound.stop` (thread-safe; the loop calls it when it is closed,
 cancelled, interrupted or stopped mid-round) starts nothing more, cancels the running
-calls and drops whatever they deliver later, and says which calls had started: the
-loop answers those ``error`` (:data:`INTERRUPTED_RUNNING`) and the others ``refused``
-(:data:`INTERRUPTED_PENDING`). A tool that raises ``KeyboardInterrupt`` or
+calls and drops whatever they deliver later, and says which calls had started and
+hands over the results that were ready but not yet delivered: the loop keeps those,
+answers the other started calls ``error`` (:data:`INTERRUPTED_RUNNING`) and the rest
+``refused`` (:data:`INTERRUPTED_PENDING`). A tool that raises ``KeyboardInterrupt`` or
 ``SystemExit`` stops the round from inside: the running calls are cancelled and
 answered the same way, and the exception comes back in :attr:`Delivery.interrupt` for
 the loop to raise once the history is repaired.
@@ -65,10 +66,9 @@ __all__ = [
     "Delivery",
     "Finished",
     "Started",
+    "Stopped",
     "ToolContext",
     "ToolRound",
-    "ToolsDone",
-    "run_tools",
 ]
 
 INTERRUPTED_RUNNING = "The call was interrupted while running; it may have partly run."
@@ -95,6 +95,16 @@ class Finished:
 Event = Started | ContentToolResultProgress | Finished
 
 
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """What :meth:`ToolRound.stop` leaves: the indices of the calls that had started,
+    and the results that had finished but were not delivered (kept: the call ran to
+    its end; ``on_tool_result`` does not see them)."""
+
+    started: frozenset[int]
+    ready: tuple[Finished, ...] = ()
+
+
 @dataclass(slots=True)
 class Delivery:
     """What happened since the last delivery, in order; ``done`` once every request
@@ -102,14 +112,6 @@ class Delivery:
 
     events: list[Event]
     done: bool = False
-    interrupt: BaseException | None = None
-
-
-@dataclass(slots=True)
-class ToolsDone:
-    """A whole round at once: results in call order, and an exception to re-raise."""
-
-    results: list[ContentToolResult]
     interrupt: BaseException | None = None
 
 
@@ -136,6 +138,7 @@ class _Slot:
     result: ContentToolResult | None = None
     task: asyncio.Task[None] | None = None
     closed: bool = False  # finished, timed out or cancelled: later yields are dropped
+    answered: bool = False  # its Finished is out: a call is answered once
 
 
 @dataclass(slots=True)
@@ -148,24 +151,6 @@ class _Yielded:
     """What a generator tool yielded, in order: combined into one result."""
 
     items: list[Any]
-
-
-async def run_tools(requests: list[ContentToolRequest], ctx: ToolContext) -> ToolsDone:
-    """Run a round to its end and return its results in call order (no watching)."""
-    tool_round = ToolRound(requests, ctx)
-    results: list[ContentToolResult | None] = [None] * len(requests)
-    while True:
-        delivery = await tool_round.next()
-        for event in delivery.events:
-            if type(event) is Finished:
-                results[event.index] = event.result
-        if delivery.done:
-            return ToolsDone([_require(r) for r in results], delivery.interrupt)
-
-
-def _require(result: ContentToolResult | None) -> ContentToolResult:
-    assert result is not None, "every request has a result by now"
-    return result
 
 
 # -- before anything runs ----------------------------------------------------------------
@@ -307,17 +292,19 @@ class ToolRound:
             self._signal.clear()
         return self._take_ready()
 
-    def stop(self) -> frozenset[int]:
+    def stop(self) -> Stopped:
         """Start nothing more, cancel what runs, deliver nothing more (thread-safe);
-        the indices of the calls that started."""
+        which calls had started, and the results that were ready but not delivered."""
         with self._lock:
             self._stopping = self._abandoned = True
             started = frozenset(self._started)
+            ready = tuple(event for event in self._events if type(event) is Finished)
+            self._events = []
         loop = self._loop
         if loop is not None:
             with contextlib.suppress(RuntimeError):  # a closed loop runs nothing any more
                 loop.call_soon_threadsafe(self._cancel_all)
-        return started
+        return Stopped(started, ready)
 
     def _take_ready(self) -> Delivery | None:
         with self._lock:
@@ -361,6 +348,9 @@ class ToolRound:
 
     def _finish(self, slot: _Slot, result: ContentToolResult) -> None:
         slot.closed = True
+        if slot.answered:  # answered when the round ended early; this one came late
+            return
+        slot.answered = True
         slot.result = result
         self._emit(Finished(slot.index, result), answers=1)
 
@@ -369,6 +359,12 @@ class ToolRound:
             await self._run_all()
         except asyncio.CancelledError:  # stopped from outside: the loop answers
             pass
+        except BaseException as e:  # a callback's Ctrl-C or SystemExit, or a bug of ours
+            # Raised in this task, it would end the event loop (and, on the background
+            # loop, every later sync chat): the round ends here, every call answered,
+            # and the exception goes back to the caller in the last delivery.
+            self._stop_inside(e)
+            self._answer_the_rest()
         finally:
             with self._lock:
                 self._done = True
@@ -378,15 +374,22 @@ class ToolRound:
         for slot in self._slots:
             if self._abandoned:
                 return
-            await _prepare(slot, self.ctx)
+            try:
+                await _prepare(slot, self.ctx)
+            except Exception as e:  # e.g. a pydantic validator raising TypeError
+                why = f"`{slot.request.name}` could not be checked: {safe_description(e)}"
+                slot.result = failed(slot.request, why)
             if slot.result is not None:
                 self._finish(slot, slot.result)
         await self._start_all()
         tasks = [slot.task for slot in self._slots if slot.task is not None]
         if tasks:
             await asyncio.wait(tasks)
-        for slot in self._slots:  # a tool's Ctrl-C or SystemExit stopped the round
-            if slot.result is None:
+        self._answer_the_rest()  # a tool's Ctrl-C or SystemExit stopped the round
+
+    def _answer_the_rest(self) -> None:
+        for slot in self._slots:
+            if not slot.answered:
                 self._finish(slot, self._unfinished(slot))
 
     async def _start_all(self) -> None:
@@ -426,6 +429,18 @@ class ToolRound:
             self._wake()
 
     async def _run_one(self, slot: _Slot) -> None:
+        try:
+            await self._call(slot)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a bug of ours around the call (the tool's raise is data)
+            why = f"`{slot.request.name}` could not be run: {safe_description(e)}"
+            self._finish(slot, failed(slot.request, why))
+        except BaseException as e:  # Ctrl-C or SystemExit outside the tool
+            self._stop_inside(e)
+            self._finish(slot, self._unfinished(slot))
+
+    async def _call(self, slot: _Slot) -> None:
         tool, kwargs, semaphore = slot.tool, slot.kwargs, self._semaphore
         assert tool is not None and kwargs is not None and semaphore is not None
         async with semaphore:

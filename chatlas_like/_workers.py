@@ -124,9 +124,9 @@ def submit_to_background(
 ) -> tuple[concurrent.futures.Future[T], Callable[[], None]]:
     """Start ``factory()`` as a task on the background loop.
 
-    Returns the future of its result and a thread-safe ``cancel()`` that cancels the
-    task itself, so a coroutine that answers cancellation with a value (the tool runner
-    does) still delivers it through the future.
+    Returns the future of its outcome and a thread-safe ``cancel()`` that cancels the
+    task itself (not only the future), so the coroutine stops where it waits; the
+    future then reports what the task ended with.
     """
     loop = background_loop()
     result: concurrent.futures.Future[T] = concurrent.futures.Future()

@@ -22,7 +22,7 @@ from chatlas_like._console import ask as ask_chat
 from chatlas_like._echo import NULL_ECHO
 from chatlas_like._history import History
 from chatlas_like._loop import END, NEXT_EVENT, NEXT_RESULT, ModelCall, Run, RunTools, turn_loop
-from chatlas_like._tool_runner import Delivery, Finished
+from chatlas_like._tool_runner import Delivery, Finished, Stopped
 from chatlas_like.providers._anthropic import AnthropicProvider
 from chatlas_like.providers._anthropic_wire import message_events
 from chatlas_like.providers._base import RequestSpec
@@ -136,8 +136,8 @@ def test_a_call_that_ran_and_cannot_be_sent_is_an_error_not_a_refusal(
 class StartedAll:
     """The loop's handle on a round stepped by hand, whose one call had started."""
 
-    def stop(self) -> frozenset[int]:
-        return frozenset({0})
+    def stop(self) -> Stopped:
+        return Stopped(frozenset({0}))
 
 
 def test_a_failure_after_the_tools_ran_answers_them_as_errors_not_refusals() -> None:

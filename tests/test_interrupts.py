@@ -8,20 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import io
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from pydantic import BaseModel, field_validator
 
 from chatlas_like import (
     AssistantTurn,
     ContentToolRequest,
     ContentToolResult,
+    ContentToolResultProgress,
     HistoryError,
     UserTurn,
 )
@@ -31,6 +35,17 @@ from .conftest import make_chat
 
 ROOT = Path(__file__).resolve().parents[1]
 WAIT = 10
+
+
+class Point(BaseModel):
+    """A tool argument whose validator has a bug (pydantic lets a TypeError through)."""
+
+    x: int
+
+    @field_validator("x")
+    @classmethod
+    def broken(cls, x: int) -> int:
+        raise TypeError("validator bug")
 
 
 def test_closing_a_stream_keeps_what_arrived(serve: Any) -> None:
@@ -133,6 +148,118 @@ def test_a_tool_raising_system_exit_ends_the_chat_with_the_history_repaired(serv
     assert str(chat.chat("Go on", echo="none")) == "ok"
 
 
+def test_a_review_hook_raising_system_exit_ends_the_chat_and_later_chats_still_run(
+    serve: Any,
+) -> None:
+    ran: list[str] = []
+
+    def act() -> str:
+        """Acts."""
+        ran.append("act")
+        return "done"
+
+    def leave(request: ContentToolRequest) -> None:
+        raise SystemExit(2)
+
+    server = serve(
+        [Reply.tool_calls([("act", {}), ("act", {})]), Reply.text("ok"), Reply.text("again")]
+    )
+    chat = make_chat(server)
+    chat.register_tool(act)
+    remove = chat.on_tool_review(leave)
+    with pytest.raises(SystemExit):
+        chat.chat("Go", echo="none")
+    outcomes = [r.outcome for r in chat.get_turns()[-1].tool_results]
+    assert outcomes == ["refused", "refused"] and ran == []
+    remove()
+    assert str(chat.chat("Go on", echo="none")) == "ok"  # the tool loop survived
+    assert str(make_chat(server).chat("And you?", echo="none")) == "again"
+
+
+def test_a_validator_that_raises_type_error_fails_its_call_and_the_other_calls_run(
+    serve: Any,
+) -> None:
+    def plot(point: Point) -> str:
+        """Plots a point."""
+        return "plotted"
+
+    def act() -> str:
+        """Acts."""
+        return "done"
+
+    server = serve(
+        [Reply.tool_calls([("plot", {"point": {"x": 1}}), ("act", {})]), Reply.text("ok")]
+    )
+    chat = make_chat(server)
+    chat.register_tool(plot)
+    chat.register_tool(act)
+    assert str(chat.chat("Go", echo="none")) == "ok"
+    broken, fine = chat.get_turns()[2].tool_results
+    assert broken.outcome == "error" and "could not be checked" in broken.get_model_value()
+    assert "validator bug" in broken.get_model_value()
+    assert fine.outcome == "success" and fine.get_model_value() == "done"
+
+
+def test_a_result_ready_but_not_yet_taken_when_the_stream_closes_is_kept(serve: Any) -> None:
+    release, later_started, end = threading.Event(), threading.Event(), threading.Event()
+
+    def quick() -> str:
+        """Returns at once."""
+        return "quick"
+
+    def held() -> str:
+        """Returns once released."""
+        release.wait(WAIT)
+        return "held"
+
+    def later() -> str:
+        """Runs alone, after the others have finished."""
+        later_started.set()
+        end.wait(WAIT)
+        return "later"
+
+    server = serve(
+        [Reply.tool_calls([("quick", {}), ("held", {}), ("later", {})]), Reply.text("ok")]
+    )
+    chat = make_chat(server)
+    chat.register_tool(quick)
+    chat.register_tool(held)
+    chat.register_tool(later, sequential=True)
+    stream = chat.stream("Go", content="all")
+    first = next(item for item in stream if isinstance(item, ContentToolResult))
+    assert first.get_model_value() == "quick"
+    release.set()
+    assert later_started.wait(WAIT)  # so `held` has finished: `later` starts after it
+    stream.close()
+    end.set()
+    kept, ran, running = chat.get_turns()[-1].tool_results
+    assert (kept.outcome, ran.outcome) == ("success", "success")
+    assert ran.get_model_value() == "held"
+    assert running.outcome == "error" and "interrupted while running" in running.get_model_value()
+    assert str(chat.chat("Go on", echo="none")) == "ok"
+
+
+def test_a_call_answered_when_the_stream_closes_is_echoed_with_its_outcome(serve: Any) -> None:
+    end = threading.Event()
+
+    def slow() -> Iterator[str]:
+        """Says it has begun, then runs until released."""
+        yield "begun"
+        end.wait(WAIT)
+        yield "late"
+
+    server = serve([Reply.tool_call("slow", {}), Reply.text("ok")])
+    output = io.StringIO()
+    chat = make_chat(server)
+    chat.register_tool(slow)
+    chat.set_echo_options(rich_console={"file": output, "width": 200, "force_terminal": False})
+    stream = chat.stream("Go", content="all", echo="output")
+    next(item for item in stream if isinstance(item, ContentToolResultProgress))
+    stream.close()
+    end.set()
+    assert "interrupted while running" in output.getvalue()
+
+
 def test_resuming_a_superseded_stream_is_refused_and_leaves_the_history_alone(serve: Any) -> None:
     server = serve([Reply.text("old answer here"), Reply.text("new answer")])
     chat = make_chat(server)
@@ -202,7 +329,7 @@ def test_a_tool_raising_keyboard_interrupt_ends_the_chat_cleanly() -> None:
 
 def test_a_tool_round_stopped_before_it_began_runs_nothing_and_says_nothing_started() -> None:
     from chatlas_like import Tool
-    from chatlas_like._tool_runner import ToolContext, ToolRound
+    from chatlas_like._tool_runner import Stopped, ToolContext, ToolRound
     from chatlas_like._workers import WorkerPool
 
     ran: list[str] = []
@@ -214,6 +341,6 @@ def test_a_tool_round_stopped_before_it_began_runs_nothing_and_says_nothing_star
 
     context = ToolContext({"act": Tool.from_func(act)}, WorkerPool(1))
     tool_round = ToolRound([ContentToolRequest("t1", "act", {})], context)
-    assert tool_round.stop() == frozenset()
+    assert tool_round.stop() == Stopped(frozenset())
     delivery = asyncio.run(asyncio.wait_for(tool_round.next(), WAIT))
     assert delivery.events == [] and delivery.done and ran == []

@@ -10,7 +10,7 @@ from chatlas_like import ContentToolRequest, ContentToolResult, StreamInterrupte
 from chatlas_like._echo import NULL_ECHO
 from chatlas_like._history import History
 from chatlas_like._loop import END, NEXT_EVENT, NEXT_RESULT, ModelCall, Run, RunTools, turn_loop
-from chatlas_like._tool_runner import Delivery, Finished, Started
+from chatlas_like._tool_runner import Delivery, Finished, Started, Stopped
 from chatlas_like.providers._anthropic import AnthropicProvider
 from chatlas_like.providers._anthropic_wire import message_events
 from chatlas_like.providers._base import RequestSpec
@@ -30,8 +30,8 @@ def new_run(**kwargs: Any) -> Run:
 class HeldRound:
     """The loop's handle on a tool round, stepped by hand: nothing runs."""
 
-    def stop(self) -> frozenset[int]:
-        return frozenset()
+    def stop(self) -> Stopped:
+        return Stopped(frozenset())
 
 
 def stream(loop: Any, to_send: list[dict[str, Any]]) -> tuple[list[Any], Any]:
