@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ._content import Content
+from ._content import Content, ContentToolRequest
 from ._echo import ConsoleEcho, EchoMode
 from ._errors import ChatlasLikeError
 from ._live_status import GRACE_S
@@ -107,6 +107,11 @@ class ProgressEcho(ConsoleEcho):
                 # The last call: the model is next.
                 self._status.waiting_since = self._calls.clock()
             super().content(item)
+            if isinstance(item, ContentToolRequest):
+                # A stream does not say when a call starts: this echo counts a call as
+                # running from its request (a review step before it is counted in).
+                self._calls.started(item)
+                self._show()
 
     # -- the status area ---------------------------------------------------------------
 

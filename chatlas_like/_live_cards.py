@@ -101,6 +101,8 @@ class LiveCalls:
         if item.request is None:
             return None
         call = self.open.get(item.request.id) or self.requested(item.request)
+        if call.started is None:  # a call that yields runs
+            call.started = self.clock()
         call.progress = item
         call.steps += 1
         return call

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._live_cards import LiveCalls, progress_line
+from ._live_cards import LiveCall, LiveCalls, progress_line
 from ._terminal_safe import safe
 from ._workers import leave_signals_to_main_thread
 
@@ -47,11 +47,16 @@ class StatusLines:
         self._waiting_spinner: Any = None
 
     def __bool__(self) -> bool:
-        return self.waiting_since is not None or bool(self.calls.open)
+        return self.waiting_since is not None or any(self._running())
+
+    def _running(self) -> Iterator[tuple[str, LiveCall]]:
+        # Only calls that run: one asked for may still be under review, and a review
+        # hook may be asking the user at this terminal.
+        return ((i, call) for i, call in self.calls.open.items() if call.started is not None)
 
     def opened(self) -> float | None:
         """When the oldest line opened, by the calls' clock; None when there is none."""
-        times = [call.requested for call in self.calls.open.values()]
+        times = [call.started for _, call in self._running() if call.started is not None]
         if self.waiting_since is not None:
             times.append(self.waiting_since)
         return min(times, default=None)
@@ -74,7 +79,7 @@ class StatusLines:
             lines.append(self._waiting_spinner)
         for spinner_id in [i for i in self._spinners if i not in self.calls.open]:
             del self._spinners[spinner_id]  # spinners live as long as their call
-        for call_id, call in self.calls.open.items():
+        for call_id, call in self._running():
             spinner = self._spinners.get(call_id)
             if spinner is None:
                 spinner = self._spinners[call_id] = Spinner("dots", style="cyan")

@@ -182,6 +182,20 @@ def test_a_call_open_past_the_grace_is_drawn_with_its_elapsed_time() -> None:
     echo.finish()
 
 
+def test_a_call_still_under_review_is_not_drawn_so_a_review_prompt_keeps_the_terminal() -> None:
+    now = [0.0]
+    echo, output = terminal_echo(lambda: now[0], grace=GRACE_S)
+    echo.content(SLOW)
+    now[0] = GRACE_S * 4  # a review hook asking the user, at this terminal
+    echo.content(FAST)
+    assert "running" not in output.getvalue()
+    echo.tool_started(SLOW)
+    now[0] = GRACE_S * 6
+    echo.tool_started(FAST)
+    assert f"running slow(n=1)  {GRACE_S * 2:.1f}s" in output.getvalue()  # since it started
+    echo.finish()
+
+
 def test_the_ticker_draws_the_thinking_spinner_once_the_wait_outlasts_the_grace() -> None:
     now = [0.0]
     output = WatchedOutput("thinking… 1.0s")
