@@ -12,6 +12,8 @@ For each value it times, per call:
 * ``ours``: ``ContentToolResult(value=v).get_model_value()``. ``get_model_value()``
   caches its answer on the result, so every call builds a fresh result: the figure is
   construction plus formatting, what a tool call pays;
+* ``get``: ``get_model_value()`` alone, on a fresh result built outside the timing
+  (for information: the target is on ``ours``);
 * ``format``: ``format_value(v, "auto")`` alone, formatting without the result object;
 * ``baseline``: the raw encoder on the same value: ``orjson.dumps(v)`` for dicts,
   ``orjson.dumps(v.to_dict())`` for the object with ``to_dict()``,
@@ -232,23 +234,27 @@ def report(
     rows: dict[str, Any] = {}
     header = (
         f"{'value':<22} {'baseline µs':>12} {'ours µs':>10} {'ours/base':>10} {'target':>7} "
-        f"{'best/best':>10} {'format/base':>12} {'chatlas µs':>11} {'chatlas/base':>13}"
+        f"{'best/best':>10} {'get/base':>9} {'format/base':>12} {'chatlas µs':>11} "
+        f"{'chatlas/base':>13}"
     )
     print(header)
     print("-" * len(header))
     for name, t in ours.items():
-        ratio = t["get"] / t["baseline"]
-        best_ratio = t["get_min"] / t["baseline_min"]
+        # Against the target: construction + get_model_value(), what a tool call pays
+        # (and what the runner's table uses); get alone is for information.
+        ratio = t["ours"] / t["baseline"]
+        best_ratio = t["ours_min"] / t["baseline_min"]
+        get_ratio = t["get"] / t["baseline"]
         fmt_ratio = t["format"] / t["baseline"]
         target = TARGETS[name]
         row: dict[str, Any] = {
             "baseline_s": t["baseline"],
             "ours_s": t["get"],
             "construct_and_get_s": t["ours"],
-            "construct_and_get_ratio": t["ours"] / t["baseline"],
+            "construct_and_get_ratio": ratio,
             "format_only_s": t["format"],
-            "ours_ratio": ratio,
-            "ours_best_over_baseline_best": best_ratio,
+            "ours_ratio": get_ratio,
+            "construct_and_get_best_over_baseline_best": best_ratio,
             "format_only_ratio": fmt_ratio,
             "target_ratio": target,
             "meets_target": ratio <= target,
@@ -260,11 +266,14 @@ def report(
             row["chatlas_baseline_s"] = c["baseline"]
             row["chatlas_ratio"] = c["chatlas_get"] / c["baseline"]
             row["chatlas_construct_and_get_ratio"] = c["chatlas"] / c["baseline"]
-            chatlas_cells = f"{_us(c['chatlas']):>11} {row['chatlas_ratio']:>12.2f}x"
+            chatlas_cells = (
+                f"{_us(c['chatlas']):>11} {row['chatlas_construct_and_get_ratio']:>12.2f}x"
+            )
         mark = "ok" if ratio <= target else "MISS"
         print(
-            f"{name:<22} {_us(t['baseline']):>12} {_us(t['get']):>10} {ratio:>9.2f}x "
-            f"{target:>5.1f}x {best_ratio:>9.2f}x {fmt_ratio:>11.2f}x {chatlas_cells}  {mark}"
+            f"{name:<22} {_us(t['baseline']):>12} {_us(t['ours']):>10} {ratio:>9.2f}x "
+            f"{target:>5.1f}x {best_ratio:>9.2f}x {get_ratio:>8.2f}x {fmt_ratio:>11.2f}x "
+            f"{chatlas_cells}  {mark}"
         )
         rows[name] = row
     return rows
