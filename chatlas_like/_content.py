@@ -158,7 +158,7 @@ def _byte_size(n: int) -> str:
     return f"{size:.1f} TB" if size < 10 else f"{size:.0f} TB"
 
 
-def _code_span(label: str) -> str:
+def code_span(label: str) -> str:
     """``label`` as one Markdown code span: printed chats stay readable when rendered, and a
     file name cannot start a heading or close the span (newlines shown as ``\\n``)."""
     label = label.replace("\r\n", "\\n").replace("\r", "\\n").replace("\n", "\\n")
@@ -167,7 +167,8 @@ def _code_span(label: str) -> str:
         run = run + 1 if character == "`" else 0
         longest = max(longest, run)
     fence = "`" * (longest + 1)
-    return f"{fence}{label}{fence}"
+    pad = " " if label.startswith("`") or label.endswith("`") else ""  # CommonMark strips one
+    return f"{fence}{pad}{label}{pad}{fence}"
 
 
 def content_classes() -> dict[str, type[Any]]:
@@ -303,7 +304,7 @@ class ContentPDF(Content):
 
     def __str__(self) -> str:
         where = _byte_size(len(self.data)) if self.data is not None else self.url
-        return _code_span(f"[PDF {self.filename} · {where}]")
+        return code_span(f"[PDF {self.filename} · {where}]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,7 +334,7 @@ class ContentDocument(Content):
             raise ValueError("ContentDocument needs exactly one of `data` or `url`")
 
     def __str__(self) -> str:
-        return _code_span(f"[document {self.filename} · {self.mime_type}]")
+        return code_span(f"[document {self.filename} · {self.mime_type}]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -824,7 +825,7 @@ class ContentUploaded(Content):
     extra: dict[str, Any] | None = None
 
     def __str__(self) -> str:
-        return _code_span(f"[uploaded {self.id} · {self.mime_type}]")
+        return code_span(f"[uploaded {self.id} · {self.mime_type}]")
 
 
 _REQUEST_KINDS: dict[str, type[ContentServerToolRequest]] = {

@@ -428,13 +428,6 @@ def _preview_rich(text: str) -> list[Any]:
 # -- Markdown ------------------------------------------------------------------------------
 
 
-def _code_span(text: str) -> str:
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
 def _fenced(text: str) -> str:
     longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
     fence = "`" * (longest + 1)
@@ -450,6 +443,7 @@ def content_markdown(content: Content) -> str:
         ContentText,
         ContentThinking,
         ContentToolRequest,
+        code_span,
     )
     from ._tool_result import ContentToolResult
 
@@ -458,9 +452,9 @@ def content_markdown(content: Content) -> str:
 
         return safe_markdown(content.text)  # a notebook renders raw HTML and fetches images
     if isinstance(content, ContentToolRequest):
-        return f"🔧 **tool call** {_code_span(format_call(content))}"
+        return f"🔧 **tool call** {code_span(format_call(content))}"
     if isinstance(content, ContentToolResult):
-        call = _code_span(format_call(content.request)) if content.request else ""
+        call = code_span(format_call(content.request)) if content.request else ""
         note = truncation_note(content)
         head = f"**{outcome_label(content)}** {call}".rstrip()
         if note:
@@ -473,7 +467,7 @@ def content_markdown(content: Content) -> str:
     if isinstance(content, (ContentServerToolRequest, ContentServerToolResult)):
         title, lines, _ = server_tool_lines(content)
         return "\n".join([f"**{title}**", *(f"- {line}" for line in lines)])
-    return _code_span(str(content))
+    return code_span(str(content))
 
 
 def turn_markdown(turn: Turn, *, skip: frozenset[str] = frozenset()) -> str:
