@@ -104,6 +104,26 @@ def test_results_are_delivered_as_they_finish_and_kept_in_call_order(
     assert [block["content"] for block in sent] == ["done a", "done b", "done c"]
 
 
+def test_the_store_numbers_results_in_the_order_they_finish(serve: Any, tmp_path: Any) -> None:
+    gates = {name: threading.Event() for name in "abc"}
+    after = {"done c": "a", "done a": "b"}
+    server = serve(
+        [Reply.tool_calls([("wait", {"name": n}) for n in "abc"]), Reply.text("All in.")]
+    )
+    chat = make_chat(server, store=str(tmp_path / "results.db"), tenant_id="acme")
+    chat.register_tool(gated_tool(gates, "sync"), name="wait")
+    chat.on_tool_result(lambda r: gates[after[r.value]].set() if r.value in after else None)
+    gates["c"].set()
+    chat.chat("Go", echo="none")
+    assert chat.store is not None
+    records = chat.store.list("acme", chat.run_id)
+    assert [(r.sequence, r.result) for r in records] == [
+        (1, "done c"),
+        (2, "done a"),
+        (3, "done b"),
+    ]
+
+
 # -- stopping mid-round ------------------------------------------------------------------------
 
 
