@@ -19,6 +19,8 @@ HEAVY = (
     "httpx2",
     "mcp",
     "opentelemetry",
+    "docstring_parser",
+    "markdown_it",
 )
 
 
