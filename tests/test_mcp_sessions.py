@@ -406,6 +406,28 @@ def test_a_servers_list_changed_updates_the_tools_for_the_next_turn(serve: Serve
         assert results_of(chat)[1].value == "7"
 
 
+def test_a_tool_the_server_removes_is_no_longer_offered_and_a_call_to_it_is_refused(
+    serve: Serve,
+) -> None:
+    server = serve(
+        [
+            Reply.tool_call("shrink", {}),
+            Reply.text("shrunk"),
+            Reply.tool_call("grow", {}),
+            Reply.text("done"),
+        ]
+    )
+    chat = with_kitchen(make_chat(server), include_tools=["grow", "shrink"])
+    with chat:
+        chat.chat("Shrink", echo="none")
+        assert names(chat) == ["shrink"]
+        chat.chat("Grow", echo="none")
+        offered = [[t["name"] for t in body["tools"]] for body in server.message_requests()]
+        assert offered[0] == ["grow", "shrink"] and offered[2] == ["shrink"]
+        refused = results_of(chat)[1]
+        assert refused.outcome == "refused" and "Unknown tool `grow`" in refused.get_model_value()
+
+
 MEET = [("meet", {"seat": n}) for n in range(8)]
 MET = [f"seat {n} met the other seven" for n in range(8)]
 # The server's `meet` waits at a barrier for eight calls: run one by one, the first would

@@ -148,6 +148,13 @@ async def grow(ctx: Context) -> str:
     return "added extra"
 
 
+@app.tool(description="Removes the tool `grow`.", structured_output=False)
+async def shrink(ctx: Context) -> str:
+    app.remove_tool("grow")
+    await ctx.session.send_tool_list_changed()
+    return "removed grow"
+
+
 @app.tool(
     description="Deletes every file.",
     annotations=ToolAnnotations(title="Delete everything", destructive_hint=True),
