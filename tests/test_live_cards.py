@@ -392,16 +392,15 @@ def test_a_truncated_results_card_gives_the_numbers_the_model_and_the_store_have
 def test_a_chat_with_two_concurrent_tools_echoes_one_outcome_per_call(
     serve: Callable[..., LoopbackServer],
 ) -> None:
-    fast_done = threading.Event()
+    fast_delivered = threading.Event()
 
     def slow_tool() -> str:
-        """Waits for the fast tool."""
-        assert fast_done.wait(timeout=30)  # it finished while this one was blocked
+        """Waits until the fast tool's result has been delivered."""
+        assert fast_delivered.wait(timeout=30)  # it finished while this one was blocked
         return "slow done"
 
     def fast_tool() -> str:
         """Returns at once."""
-        fast_done.set()
         return "fast done"
 
     server = serve(
@@ -411,9 +410,11 @@ def test_a_chat_with_two_concurrent_tools_echoes_one_outcome_per_call(
     chat = make_chat(server)
     chat.register_tool(slow_tool)
     chat.register_tool(fast_tool)
+    chat.on_tool_result(lambda r: fast_delivered.set() if r.value == "fast done" else None)
     chat.set_echo_options(rich_console={"file": output, "width": 200, "force_terminal": False})
     chat.chat("Run both", echo="output")
     text = output.getvalue()
     assert text.count("✔ result slow_tool()") == 1 and text.count("✔ result fast_tool()") == 1
+    assert text.index("✔ result fast_tool()") < text.index("✔ result slow_tool()")  # as finished
     assert "running" not in text  # a file gets no live area
     assert text.index("🔧 fast_tool()") < text.index("✔ result")  # asked before answered
