@@ -85,6 +85,24 @@ def test_no_secret_from_a_tool_error_reaches_any_log_record_at_any_level(
             assert secret not in text, (record.name, record.levelname)
 
 
+def test_the_chats_own_api_key_reaches_no_log_record_at_any_level(
+    serve: Serve, at_debug: pytest.LogCaptureFixture
+) -> None:
+    from chatlas_like import ChatAnthropic
+
+    api_key = "sk-ant-api03-OwnKeyOfThisChat9876543210"
+    server = serve([Reply.tool_call("weather", {"city": "Oslo"}), Reply.text("Sunny.")])
+    chat = ChatAnthropic(model=TEST_MODEL, api_key=api_key, base_url=server.url)
+    chat.register_tool(weather)
+    chat.chat("Weather?", echo="none")
+    chat.close()
+    assert ours(at_debug)
+    assert any(r.name.startswith(("anthropic", "httpx", "httpcore")) for r in at_debug.records)
+    for record in at_debug.records:  # the SDK's and httpx's debug records included
+        text = record.getMessage() + (record.exc_text or "") + str(record.args or "")
+        assert api_key not in text and api_key[-12:] not in text, (record.name, record.levelname)
+
+
 def test_a_failed_tool_call_is_logged_with_its_redacted_message(
     serve: Serve, monkeypatch: pytest.MonkeyPatch, at_debug: pytest.LogCaptureFixture
 ) -> None:

@@ -311,6 +311,27 @@ def test_a_denied_call_is_a_tool_span_that_is_not_an_error(
     assert span.status.status_code is StatusCode.UNSET
 
 
+def test_a_timed_out_call_gets_an_error_tool_span(
+    serve: Serve, spans: InMemorySpanExporter
+) -> None:
+    release = threading.Event()
+
+    def stuck() -> str:
+        """Never answers in time."""
+        release.wait(10)
+        return "late"
+
+    server = serve([Reply.tool_call("stuck", {}), Reply.text("Gave up.")])
+    chat = make_chat(server, tool_timeout=0.05)
+    chat.register_tool(stuck)
+    chat.chat("Go", echo="none")
+    release.set()
+    span = one(spans, "execute_tool stuck")
+    assert attrs(span)["chatlas_like.tool.outcome"] == "error"
+    assert attrs(span)["error.type"] == "error"
+    assert span.status.status_code is StatusCode.ERROR
+
+
 def test_a_call_refused_at_the_round_limit_gets_a_span_and_the_agent_span_the_error(
     serve: Serve, spans: InMemorySpanExporter
 ) -> None:
