@@ -1268,7 +1268,7 @@ class Chat:
         )
         costs = [t.cost for t in answers if t.cost is not None]
         summary = format_tokens(total, sum(costs) if costs else None)
-        lines = [f"<Chat {self.provider.name}/{self.provider.model} turns={len(turns)}"]
+        lines = [f"<Chat {self.provider.label}/{self.provider.model} turns={len(turns)}"]
         out = lines[0] + (f" {summary}" if summary else "") + ">"
         for turn in turns:
             header = f"## {turn.role.capitalize()}"
@@ -1284,7 +1284,7 @@ class Chat:
         turns = self._history.turns
         tokens = self.token_usage()
         return (
-            f"<Chat {self.provider.name}/{self.provider.model} turns={len(turns)} "
+            f"<Chat {self.provider.label}/{self.provider.model} turns={len(turns)} "
             f"tokens={tokens.input + tokens.cache_read + tokens.cache_creation}/{tokens.output}>"
         )
 

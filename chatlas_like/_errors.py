@@ -187,11 +187,20 @@ class ToolRejectError(Exception):
     ----------
     reason
         What the model is told.
+
+    Attributes
+    ----------
+    reason
+        The reason as given.
+    message
+        ``"Tool call rejected. "`` and the reason: the exception's text, as in chatlas.
     """
 
     def __init__(self, reason: str = "The user has chosen to disallow the tool call.") -> None:
-        super().__init__(reason)
+        message = f"Tool call rejected. {reason}"
+        super().__init__(message)
         self.reason = reason
+        self.message = message
 
 
 class RestoredToolError(Exception):

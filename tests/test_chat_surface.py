@@ -82,7 +82,7 @@ def test_repr_shows_model_turns_and_tokens(serve: Any) -> None:
     server = serve([Reply.text("Hello").with_usage(input_tokens=12, output_tokens=3)])
     chat = make_chat(server)
     chat.chat("Hi", echo="none")
-    assert repr(chat) == f"<Chat anthropic/{TEST_MODEL} turns=2 tokens=12/3>"
+    assert repr(chat) == f"<Chat Anthropic/{TEST_MODEL} turns=2 tokens=12/3>"
 
 
 def test_the_model_property_switches_models(serve: Any) -> None:

@@ -571,10 +571,9 @@ def test_print_chat_shows_the_conversation_with_tokens_and_cost(
 ) -> None:
     api(NAMED)
     print(named_chat())
-    # chatlas prints "<Chat Anthropic/..."; ours names the provider by its ``name``
-    # (docs/chatlas.md, "Not the same"); the rest is character for character chatlas's.
+    # Character for character what chatlas prints.
     assert capsys.readouterr().out == (
-        "<Chat anthropic/claude-haiku-4-5 turns=5 input=60+10 output=12 cost=$0.0001>\n\n"
+        "<Chat Anthropic/claude-haiku-4-5 turns=5 input=60+10 output=12 cost=$0.0001>\n\n"
         "## System\n\nBe terse.\n\n"
         "## User\n\nMy name is Chatlas.\n\n"
         "## Assistant [input=20 output=5 cost=$0.0000]\n\nHello Chatlas.\n\n"

@@ -148,6 +148,12 @@ def test_a_rejected_call_keeps_the_exception_in_its_error_during_the_run() -> No
     assert block["content"] == "The user said no."
 
 
+def test_a_rejection_reads_as_chatlas_words_it_and_keeps_the_reason_apart() -> None:
+    error = ToolRejectError("The user said no.")
+    assert str(error) == error.message == "Tool call rejected. The user said no."
+    assert error.reason == "The user said no."
+
+
 def test_a_saved_rejection_keeps_its_message(tmp_path: Any) -> None:
     with LoopbackServer(WEATHER_SCRIPT) as server:
         chat = make_chat(server)

@@ -223,7 +223,7 @@ def test_printing_a_chat_shows_the_conversation_as_chatlas_does(
     chat = make_chat(server, model="claude-haiku-4-5", system_prompt="Be terse.")
     chat.chat("Say hi", echo="none")
     assert str(chat) == (
-        "<Chat anthropic/claude-haiku-4-5 turns=3 input=12 output=5 cost=$0.0000>\n\n"
+        "<Chat Anthropic/claude-haiku-4-5 turns=3 input=12 output=5 cost=$0.0000>\n\n"
         "## System\n\nBe terse.\n\n"
         "## User\n\nSay hi\n\n"
         "## Assistant [input=12 output=5 cost=$0.0000]\n\nHello there.\n"

@@ -121,6 +121,7 @@ class AnthropicProvider:
     """
 
     name = "anthropic"
+    label = "Anthropic"
     supported_model_params = MODEL_PARAMS
 
     def __init__(

@@ -94,7 +94,8 @@ class AsyncEventStream(Protocol):
 class Provider(Protocol):
     """What a chat needs from a model provider."""
 
-    name: str
+    name: str  # the key of prices, token usage and saved chats ("anthropic")
+    label: str  # the name people read, as chatlas prints it ("Anthropic")
     model: str
 
     def build_request(self, turns: Sequence[Turn], spec: RequestSpec) -> dict[str, Any]:
