@@ -126,14 +126,22 @@ def submit_to_background(
 
     Returns the future of its outcome and a thread-safe ``cancel()`` that cancels the
     task itself (not only the future), so the coroutine stops where it waits; the
-    future then reports what the task ended with.
+    future then reports what the task ended with. A ``KeyboardInterrupt`` or
+    ``SystemExit`` the coroutine raises (a user's callback may) reaches the future,
+    not the loop: raised out of a task, it would stop the loop every sync chat uses.
     """
     loop = background_loop()
     result: concurrent.futures.Future[T] = concurrent.futures.Future()
     tasks: list[asyncio.Task[T]] = []
 
+    async def contained() -> T:
+        try:
+            return await factory()
+        except (KeyboardInterrupt, SystemExit) as e:
+            raise _Escaping(e) from None
+
     def start() -> None:
-        task = loop.create_task(factory())
+        task = loop.create_task(contained())
         tasks.append(task)
         task.add_done_callback(lambda t: _copy_outcome(t, result))
 
@@ -148,12 +156,22 @@ def submit_to_background(
     return result, cancel
 
 
+class _Escaping(Exception):
+    """Carries a ``KeyboardInterrupt`` or ``SystemExit`` out of a background task."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(type(error).__name__)
+        self.error = error
+
+
 def _copy_outcome(task: asyncio.Task[T], future: concurrent.futures.Future[T]) -> None:
     if task.cancelled():
         future.cancel()
         return
     error = task.exception()
-    if error is not None:
+    if isinstance(error, _Escaping):
+        future.set_exception(error.error)
+    elif error is not None:
         future.set_exception(error)
     else:
         future.set_result(task.result())

@@ -176,6 +176,29 @@ def test_a_review_hook_raising_system_exit_ends_the_chat_and_later_chats_still_r
     assert str(make_chat(server).chat("And you?", echo="none")) == "again"
 
 
+def test_an_on_tool_result_callback_raising_system_exit_ends_the_chat_and_later_chats_run(
+    serve: Any,
+) -> None:
+    def act() -> str:
+        """Acts."""
+        return "done"
+
+    def leave(result: ContentToolResult) -> None:
+        raise SystemExit(4)
+
+    server = serve([Reply.tool_call("act", {}), Reply.text("ok"), Reply.text("again")])
+    chat = make_chat(server)
+    chat.register_tool(act)
+    remove = chat.on_tool_result(leave)
+    with pytest.raises(SystemExit):
+        chat.chat("Go", echo="none")
+    (result,) = chat.get_turns()[-1].tool_results
+    assert result.outcome == "error"
+    remove()
+    assert str(chat.chat("Go on", echo="none")) == "ok"  # the background loop survived
+    assert str(make_chat(server).chat("And you?", echo="none")) == "again"
+
+
 def test_a_validator_that_raises_type_error_fails_its_call_and_the_other_calls_run(
     serve: Any,
 ) -> None:
