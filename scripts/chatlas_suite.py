@@ -4,7 +4,7 @@ Usage (from the repository root, with the project's venv)::
 
     make chatlas-suite
     # or
-    .venv/bin/python scripts/chatlas_suite.py [--timeout SECONDS] [--keep-going-on-download]
+    .venv/bin/python scripts/chatlas_suite.py [--timeout SECONDS] [--mode both|strict|lenient]
 
 What it does, step by step; everything it fetches or writes lies under ``.chatlas-suite/``
 (ignored by git). No file of chatlas's is ever copied into the repository: its tests are
@@ -45,9 +45,27 @@ read in place from the extracted source distribution.
    ``chatlas._utils``...) is missing, as it is in chatlas_like. Cassettes replay with
    ``--record-mode=none``; ``ANTHROPIC_API_KEY`` is a dummy; each test has a timeout
    (pytest-timeout) and the whole run a global one.
-6. Prints the total in scope, passed, failed, errors, skipped, and the failures grouped by
-   cause (classified from the exception's type and message), with a few test ids per
-   group; writes everything to ``.chatlas-suite/results.json``.
+
+   It runs twice (``--mode both``, the default), giving two counts:
+
+   * STRICT: chatlas's tests as they are. A test module that imports a name chatlas has
+     and chatlas_like lacks (``from chatlas._display import DEFAULT_IMAGE_MAX_LINES``)
+     fails to load, and every test in it counts as an error. This is the honest "runs
+     unchanged" figure.
+   * LENIENT: such a name (one the census saw in that chatlas module; names chatlas does
+     not have either still raise) imports as a placeholder that fails the moment it is
+     used: calling it, reading an attribute, iterating, comparing, hashing, ``str()``,
+     truth value, ``isinstance`` against it or subclassing it raise
+     ``MissingChatlasName`` (only its ``repr`` is safe). Tests that never touch the name
+     run for real; a test that uses it fails under "uses a private name chatlas_like
+     lacks"; a module that uses it at import (``class P(Provider)``) still cannot load.
+     ``monkeypatch``/``mock.patch`` of such a name patch chatlas_like's module and put it
+     back as it was. A ``pytest.raises(Exception)`` around a use would hide it.
+6. Prints, for each mode, the total in scope, passed, failed, errors, skipped, and the
+   failures grouped by cause (classified from the exception's type and message), with a
+   few test ids per group, then both counts side by side and how the tests of modules
+   that could not load strictly fare leniently; writes everything to
+   ``.chatlas-suite/results.json`` (strict) and ``results-lenient.json``.
 
 No traffic leaves the machine: the generated ``sitecustomize.py`` (on ``PYTHONPATH`` for
 every Python process of the run, MCP test servers included) refuses any name lookup or
@@ -86,6 +104,8 @@ CENSUS = CACHE / "census.json"
 OUTCOMES = CACHE / "outcomes.json"
 RESULTS = CACHE / "results.json"
 MODULES = SHIM / "chatlas_modules.txt"
+NAMES = SHIM / "chatlas_names.json"
+MODES = ("strict", "lenient")
 
 # Test plugins chatlas's suite uses that the project's venv does not carry (pytest,
 # pytest-asyncio, syrupy, PyYAML and OpenTelemetry it does).
@@ -238,9 +258,81 @@ def _placeholder(name):
     return _PLACEHOLDERS[name]
 
 
+_LENIENT = os.environ.get("CHATLAS_SUITE_LENIENT") == "1"
+
+
+class MissingChatlasName(Exception):
+    """Lenient mode: a test used a name chatlas 0.23.0 has and chatlas_like lacks."""
+
+
+def _used(self, *args, **kwargs):
+    raise MissingChatlasName(
+        f"{object.__getattribute__(self, '_suite_name')}: a name chatlas has and "
+        "chatlas_like lacks (lenient-mode placeholder, used here)"
+    )
+
+
+class MissingChatlasNamePlaceholder:
+    """What a missing name is bound to in lenient mode: it can be imported and passed
+    around, and any use of it (call, attribute, iteration, subclassing, comparison,
+    truthiness, hashing, str, isinstance...) raises MissingChatlasName."""
+
+    __slots__ = ("_suite_name",)
+
+    def __init__(self, name):
+        object.__setattr__(self, "_suite_name", name)
+
+    def __repr__(self):
+        return f"<missing chatlas name {object.__getattribute__(self, '_suite_name')}>"
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # Python's and pytest's own probes (__wrapped__...)
+        _used(self)
+
+
+for _op in (
+    "call bool iter aiter next anext len contains getitem setitem delitem reversed "
+    "eq ne lt le gt ge hash str format bytes int float complex index round fspath "
+    "enter exit aenter aexit await mro_entries instancecheck subclasscheck "
+    "setattr delattr reduce reduce_ex copy deepcopy neg pos abs invert "
+    "add sub mul truediv floordiv mod divmod pow matmul and or xor lshift rshift "
+    "radd rsub rmul rtruediv rfloordiv rmod rdivmod rpow rmatmul rand ror rxor "
+    "rlshift rrshift"
+).split():
+    setattr(MissingChatlasNamePlaceholder, f"__{_op}__", _used)
+
+_MISSING = {}
+_CHATLAS_NAMES = []
+
+
+def _chatlas_has(module, name):
+    """Whether chatlas 0.23.0's module has the name (as the census saw it); for a module
+    the census could not import, any name that is not a dunder."""
+    if not _CHATLAS_NAMES:
+        path = os.environ.get("CHATLAS_SUITE_NAMES")
+        names = {}
+        if path and os.path.exists(path):
+            import json
+
+            with open(path) as f:
+                names = json.load(f)
+        _CHATLAS_NAMES.append(names)
+    known = _CHATLAS_NAMES[0].get(module)
+    return name in known if known is not None else not name.startswith("__")
+
+
+def _missing(module, name):
+    key = f"{module}.{name}"
+    if key not in _MISSING:
+        _MISSING[key] = MissingChatlasNamePlaceholder(key)
+    return _MISSING[key]
+
+
 class _Proxy(types.ModuleType):
     """chatlas.<sub>: chatlas_like.<sub>'s names (or, failing those, chatlas_like's public
-    ones); setting or deleting a name acts on chatlas_like.<sub> itself."""
+    ones); setting or deleting a name acts on chatlas_like.<sub> itself. In lenient mode a
+    name chatlas's module has and chatlas_like lacks is a MissingChatlasNamePlaceholder."""
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -264,10 +356,18 @@ class _Proxy(types.ModuleType):
 
                 value = getattr(chatlas_like.types, name)
             return value
+        if _LENIENT and _chatlas_has(self.__name__, name):
+            return _missing(self.__name__, name)
         raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
 
     def __setattr__(self, name, value):
         target = self.__dict__.get("_suite_target")
+        if isinstance(value, MissingChatlasNamePlaceholder):
+            # monkeypatch / mock.patch putting the "original" back: undo the patch
+            self.__dict__.pop(name, None)
+            if target is not None and name in vars(target):
+                delattr(target, name)
+            return
         if name.startswith("__") or target is None or isinstance(value, _Proxy):
             super().__setattr__(name, value)
         else:
@@ -478,6 +578,22 @@ def pytest_sessionfinish(session, exitstatus):
         import chatlas.types
 
         data["public_names"] = sorted(set(chatlas.__all__) | set(chatlas.types.__all__))
+        # Each chatlas module's names, for the lenient mode's placeholders; a module that
+        # cannot be imported here (an optional dependency it needs is absent) is left out.
+        import importlib
+        import warnings
+
+        names = {}
+        with open(os.environ["CHATLAS_SUITE_MODULES"]) as f:
+            modules = f.read().split()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for module in modules:
+                try:
+                    names[module] = sorted(vars(importlib.import_module(module)))
+                except Exception:
+                    pass
+        data["module_names"] = names
     with open(OUT, "w") as f:
         json.dump(data, f, indent=1)
 '''
@@ -546,7 +662,9 @@ def write_shim() -> None:
     MODULES.write_text("\n".join(modules) + "\n")
 
 
-def base_env(pythonpath: list[Path], mode: str, out: Path, alias: bool) -> dict[str, str]:
+def base_env(
+    pythonpath: list[Path], mode: str, out: Path, alias: bool, lenient: bool = False
+) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -561,7 +679,9 @@ def base_env(pythonpath: list[Path], mode: str, out: Path, alias: bool) -> dict[
         CHATLAS_SUITE_CENSUS=str(CENSUS),
         CHATLAS_SUITE_OTHER=" ".join(OTHER_PROVIDERS),
         CHATLAS_SUITE_ALIAS="1" if alias else "0",
+        CHATLAS_SUITE_LENIENT="1" if lenient else "0",
         CHATLAS_SUITE_MODULES=str(MODULES),
+        CHATLAS_SUITE_NAMES=str(NAMES),
     )
     return env
 
@@ -641,16 +761,25 @@ def census(files: list[str]) -> dict[str, Any]:
             + "\n"
             + done.stdout[-3000:]
         )
+    NAMES.write_text(json.dumps(data.get("module_names", {})))
     return data
 
 
-def run_suite(files: list[str], timeout_s: int) -> tuple[dict[str, Any], str]:
+def with_mode(path: Path, mode: str) -> Path:
+    """results.json for the strict run, results-lenient.json for the lenient one."""
+    return path if mode == "strict" else path.with_name(f"{path.stem}-{mode}{path.suffix}")
+
+
+def run_suite(files: list[str], timeout_s: int, mode: str) -> tuple[dict[str, Any], str]:
     import chatlas_like
 
     log(
-        f"running the in-scope tests against chatlas_like from {Path(chatlas_like.__file__).parent}"
+        f"{mode} run: the in-scope tests against chatlas_like from "
+        f"{Path(chatlas_like.__file__).parent}"
     )
-    env = base_env([SHIM, DEPS], "run", OUTCOMES, alias=True)
+    outcomes = with_mode(OUTCOMES, mode)
+    outcomes.unlink(missing_ok=True)
+    env = base_env([SHIM, DEPS], "run", outcomes, alias=True, lenient=mode == "lenient")
     check_guard(env)
     extra = ["-q", "-rN", "--record-mode=none", "-W", "ignore::DeprecationWarning"]
     extra += [f"--timeout={timeout_s}", "--timeout-method=thread"]
@@ -666,8 +795,8 @@ def run_suite(files: list[str], timeout_s: int) -> tuple[dict[str, Any], str]:
         tail = done.stdout[-2000:] + done.stderr[-2000:]
     except subprocess.TimeoutExpired:
         sys.exit(f"the run passed the global timeout of {GLOBAL_TIMEOUT_S}s")
-    (CACHE / "pytest-output.txt").write_text(done.stdout + done.stderr)
-    return json.loads(OUTCOMES.read_text()), tail
+    with_mode(CACHE / "pytest-output.txt", mode).write_text(done.stdout + done.stderr)
+    return json.loads(outcomes.read_text()), tail
 
 
 # --- classification ---------------------------------------------------------------------
@@ -684,6 +813,10 @@ PROVIDER_RE = re.compile(
 MISSING_NAME_RE = re.compile(
     r"cannot import name '([^']+)'|has no attribute '([^']+)'|No module named '([^']+)'"
 )
+# The lenient mode's placeholder, as its exception or its repr names it.
+PLACEHOLDER_RE = re.compile(
+    r"(chatlas[\w.]*): a name chatlas has and chatlas_like lacks|<missing chatlas name (chatlas[\w.]*)>"
+)
 
 
 def classify(rec: dict[str, Any], public: set[str]) -> str:
@@ -697,6 +830,13 @@ def classify(rec: dict[str, Any], public: set[str]) -> str:
         inner = {"exc_type": head.strip(), "message": rest or msg}
         return "module cannot load: " + classify(inner, public)
     short = exc.rsplit(".", 1)[-1]
+    placeholder = PLACEHOLDER_RE.search(msg) or PLACEHOLDER_RE.search(text)
+    if short == "MissingChatlasName" or placeholder:
+        name = next((g for g in placeholder.groups() if g), "") if placeholder else ""
+        if PROVIDER_RE.search(name):
+            return "other provider (directly or via a helper)"
+        kind = "public" if name.rsplit(".", 1)[-1] in public else "private"
+        return f"uses a {kind} name chatlas_like lacks (lenient placeholder)"
     if short == "NotInChatlasLikeError" or (
         short in ("ImportError", "AttributeError") and PROVIDER_RE.search(msg)
     ):
@@ -770,10 +910,19 @@ def summarise(census_data: dict[str, Any], outcomes: dict[str, Any]) -> dict[str
     }
 
 
-def report(summary: dict[str, Any], seconds: float) -> None:
+TITLES = {
+    "strict": "STRICT (chatlas's tests unchanged: a module importing a name chatlas_like "
+    "lacks fails whole)",
+    "lenient": "LENIENT (a name chatlas has and chatlas_like lacks imports as a placeholder "
+    "that fails when used)",
+}
+
+
+def report(summary: dict[str, Any], mode: str) -> None:
     counts = summary["counts"]
     print()
-    print(f"chatlas {VERSION}'s tests against chatlas_like ({seconds:.0f}s)")
+    print(f"chatlas {VERSION}'s tests against chatlas_like, {TITLES[mode]}")
+    print(f"  run took {summary['seconds']:.0f}s")
     print(f"  collected (files not named after another provider): {summary['collected_all']}")
     print(f"  in scope (Anthropic or no provider): {summary['total_in_scope']}")
     for key in ("passed", "failed", "error", "skipped"):
@@ -787,13 +936,42 @@ def report(summary: dict[str, Any], seconds: float) -> None:
             print(f"            {nodeid}")
             if first:
                 print(f"              {first}")
-    print(f"  full result: {RESULTS.relative_to(ROOT)}")
+    print(f"  full result: {with_mode(RESULTS, mode).relative_to(ROOT)}")
+
+
+def compare(strict: dict[str, Any], lenient: dict[str, Any]) -> None:
+    """Both counts, and what the lenient run says about the tests whose module could not
+    load in the strict run, by the strict cause."""
+    print()
+    print("strict vs lenient")
+    for mode, summary in (("strict", strict), ("lenient", lenient)):
+        c = summary["counts"]
+        print(
+            f"  {mode:8s} in scope {summary['total_in_scope']}: {c.get('passed', 0)} passed, "
+            f"{c.get('failed', 0)} failed, {c.get('error', 0)} errors, "
+            f"{c.get('skipped', 0)} skipped"
+        )
+    blocked: dict[str, list[str]] = defaultdict(list)
+    for nodeid, rec in strict["tests"].items():
+        if rec.get("collect_error"):
+            blocked[rec["cause"]].append(nodeid)
+    for cause, ids in sorted(blocked.items(), key=lambda kv: -len(kv[1])):
+        after = Counter(lenient["tests"][k]["outcome"] for k in ids)
+        counts = ", ".join(f"{after.get(k, 0)} {k}" for k in ("passed", "failed", "error"))
+        print(f"  strict '{cause}' ({len(ids)} tests), lenient: {counts}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--timeout", type=int, default=PER_TEST_TIMEOUT_S, help="per-test timeout in seconds"
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("both", *MODES),
+        default="both",
+        help="strict (chatlas's tests unchanged), lenient (missing names as placeholders "
+        "that fail when used), or both (the default; two runs, two counts)",
     )
     args = parser.parse_args()
     started = time.monotonic()
@@ -805,13 +983,22 @@ def main() -> None:
     in_files = sorted(
         {k.split("::", 1)[0] for k, v in census_data["tests"].items() if v["in_scope"]}
     )
-    outcomes, tail = run_suite(in_files, args.timeout)
-    summary = summarise(census_data, outcomes)
-    elapsed = time.monotonic() - started
-    summary["seconds"] = round(elapsed, 1)
-    summary["pytest_tail"] = tail
-    RESULTS.write_text(json.dumps(summary, indent=1))
-    report(summary, elapsed)
+    modes = MODES if args.mode == "both" else (args.mode,)
+    summaries = {}
+    for mode in modes:
+        run_started = time.monotonic()
+        outcomes, tail = run_suite(in_files, args.timeout, mode)
+        summary = summarise(census_data, outcomes)
+        summary["mode"] = mode
+        summary["seconds"] = round(time.monotonic() - run_started, 1)
+        summary["pytest_tail"] = tail
+        with_mode(RESULTS, mode).write_text(json.dumps(summary, indent=1))
+        summaries[mode] = summary
+    for mode, summary in summaries.items():
+        report(summary, mode)
+    if len(summaries) == 2:
+        compare(summaries["strict"], summaries["lenient"])
+    print(f"\nall done in {time.monotonic() - started:.0f}s")
 
 
 if __name__ == "__main__":
