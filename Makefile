@@ -19,7 +19,7 @@ FLOOR := .venv-floor
 FLOOR_HASH := $(shell $(PYTHON) scripts/floors.py pins | sha256sum | cut -c1-16)
 FLOOR_STAMP := $(FLOOR)/.stamp-$(FLOOR_HASH)
 
-.PHONY: demo test lint typecheck pytest docs floor-smoke bench system-deps clean
+.PHONY: demo test lint typecheck pytest docs floor-smoke bench chatlas-suite system-deps clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -76,5 +76,10 @@ test: lint typecheck pytest docs floor-smoke
 bench: $(DEV_STAMP)
 	$(PY) -m benchmarks.run
 
+# chatlas 0.23.0's own tests (downloaded into .chatlas-suite/) run against chatlas_like
+# through an import alias; not part of `make test`.
+chatlas-suite: $(DEV_STAMP)
+	$(PY) scripts/chatlas_suite.py
+
 clean:
-	rm -rf $(VENV) $(FLOOR) .pytest_cache .ruff_cache site
+	rm -rf $(VENV) $(FLOOR) .pytest_cache .ruff_cache site .chatlas-suite
