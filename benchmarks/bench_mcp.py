@@ -8,9 +8,9 @@ For stdio and for streamable HTTP, on the same server script (``_mcp_server.py``
 * ``tool``: the registered tool's function awaited from that same loop, as an async
   chat calls it: handed to the chat's background loop, where the session lives, and the
   ``CallToolResult`` converted to a ``ContentToolResult``;
-* ``runner``: a whole batch of one request through the tool runner (``run_tools``): the
-  argument check against the server's schema, the request's ToolInfo, the timeout
-  wrapper, the result.
+* ``runner``: a whole round of one request through the tool runner (a ``ToolRound``
+  taken to its last delivery): the argument check against the server's schema, the
+  request's ToolInfo, the timeout wrapper, the result.
 
 Medians over the rounds; the ratio is ours over ``direct`` (1.0 = no overhead). Run:
 ``python -m benchmarks.bench_mcp [--rounds 300] [--json PATH]``.
@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from chatlas_like import ChatAnthropic, ContentToolRequest, Tool
-from chatlas_like._tool_runner import ToolContext, run_tools
+from chatlas_like._tool_runner import ToolContext, ToolRound
 from chatlas_like._workers import WorkerPool
 
 SERVER = [sys.executable, "-m", "benchmarks._mcp_server"]
@@ -63,7 +63,10 @@ async def measure(transport: str, rounds: int) -> dict[str, Any]:
 
         async def via_runner() -> Any:
             request = ContentToolRequest("call-1", "echo", dict(ARGUMENTS))
-            return await run_tools([request], context)
+            tool_round = ToolRound([request], context)
+            while not (delivery := await tool_round.next()).done:
+                pass
+            return delivery
 
         return await _interleaved(
             {"direct": direct, "tool": via_tool, "runner": via_runner}, rounds

@@ -23,3 +23,15 @@ def test_the_runner_writes_a_well_formed_report_for_one_quick_row(tmp_path: Path
         assert line["floor"] > 0
         assert line["chatlas"] is None
         assert isinstance(line["met"], bool)
+
+
+def test_the_mcp_benchmark_runs_one_round_over_both_transports(tmp_path: Path) -> None:
+    from benchmarks import bench_mcp
+
+    out = tmp_path / "mcp.json"
+    assert bench_mcp.main(["--rounds", "1", "--json", str(out)]) == 0
+
+    report = json.loads(out.read_text())
+    for transport in ("stdio", "http"):
+        assert set(report[transport]["median_ms"]) == {"direct", "tool", "runner"}
+        assert all(ms > 0 for ms in report[transport]["median_ms"].values())
