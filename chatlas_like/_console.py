@@ -25,6 +25,7 @@ from ._content import Content, ContentToolRequest
 from ._echo import ConsoleEcho, EchoMode
 from ._errors import ChatlasLikeError
 from ._live_status import GRACE_S
+from ._loop import TURN_SEPARATOR
 from ._terminal_safe import safe
 from ._tool_result import ContentToolResult, ContentToolResultProgress
 from ._turn import Turn, UserTurn
@@ -89,7 +90,9 @@ class ProgressEcho(ConsoleEcho):
         self.waiting()
 
     def text(self, delta: str) -> None:
-        if not delta:
+        if not delta or (delta is TURN_SEPARATOR and self._line_start):
+            # The loop's own separator object (model text of blank lines is written):
+            # after a tool's lines the next answer is set apart already, as chat() shows it.
             return
         with self._lock:  # what the area shows changes under its lock
             self._status.waiting_since = None

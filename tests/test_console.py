@@ -149,3 +149,20 @@ def test_an_error_message_with_square_brackets_is_printed_as_it_is(serve: Any) -
     assert ask_chat(make_chat(server, max_retries=0), "Hi", echo) is False
     assert "BadRequestError:" in output.getvalue()
     assert "bad file [x] [bold]" in output.getvalue()  # not markup; the path reduced
+
+
+def test_the_answer_after_a_tool_result_follows_it_without_blank_lines(serve: Any) -> None:
+    from rich.console import Console
+
+    def lookup() -> str:
+        """Looks it up."""
+        return "42"
+
+    server = serve([Reply.tool_call("lookup", {}, text="Looking."), Reply.text("It is 42.")])
+    chat = make_chat(server)
+    chat.register_tool(lookup)
+    output = io.StringIO()
+    echo = ProgressEcho("output", Console(file=output, width=200, force_terminal=False))
+    assert ask_chat(chat, "What is it?", echo) is True
+    lines = output.getvalue().splitlines()
+    assert lines[lines.index("42") + 1] == "It is 42."  # as chat() echoes it
