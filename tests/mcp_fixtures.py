@@ -33,17 +33,35 @@ def offline_chat() -> Chat:
     return ChatAnthropic(api_key=TEST_KEY, base_url="http://127.0.0.1:9")
 
 
+def kitchen_session(transport: str) -> Iterator[list[Tool | ToolBuiltIn]]:
+    """The kitchen server's tools from one session over ``transport`` (a fixture's body)."""
+    owner = offline_chat()
+    server = HttpKitchen() if transport == "http" else None
+    try:
+        if server is None:
+            registering = owner.register_mcp_tools_stdio_async(
+                command=sys.executable, args=[KITCHEN], transport_kwargs=QUIET
+            )
+        else:
+            registering = owner.register_mcp_tools_http_stream_async(url=server.url)
+        asyncio.run(registering)
+        yield owner.get_tools()
+    finally:
+        owner.close()
+        if server is not None:
+            server.stop()
+
+
 @pytest.fixture(scope="module")
 def kitchen_tools() -> Iterator[list[Tool | ToolBuiltIn]]:
     """The kitchen server's tools, from one stdio session for the module."""
-    owner = offline_chat()
-    asyncio.run(
-        owner.register_mcp_tools_stdio_async(
-            command=sys.executable, args=[KITCHEN], transport_kwargs=QUIET
-        )
-    )
-    yield owner.get_tools()
-    owner.close()
+    yield from kitchen_session("stdio")
+
+
+@pytest.fixture(scope="module", params=["stdio", "http"])
+def kitchen_over_each(request: pytest.FixtureRequest) -> Iterator[list[Tool | ToolBuiltIn]]:
+    """The kitchen server's tools, from one session per transport for the module."""
+    yield from kitchen_session(request.param)
 
 
 def converse(

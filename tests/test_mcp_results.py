@@ -1,7 +1,8 @@
 """An MCP tool's result becomes one ContentToolResult that says truly what happened.
 
 Real conversations: the real SDK talks to the loopback model, which calls the kitchen
-MCP server's tools over stdio; each test checks the result and what the model received.
+MCP server's tools, once over stdio and once over streamable HTTP; each test checks the
+result and what the model received.
 """
 
 from __future__ import annotations
@@ -25,27 +26,27 @@ from chatlas_like.providers._base import RequestSpec
 from chatlas_like.testing import LoopbackServer
 
 from .conftest import TEST_KEY, Reply, make_chat
-from .mcp_fixtures import converse, kitchen_tools, results_of, sent_results
+from .mcp_fixtures import converse, kitchen_over_each, results_of, sent_results
 
-__all__ = ["kitchen_tools"]  # a fixture, used by name
+__all__ = ["kitchen_over_each"]  # a fixture, used by name
 
 Serve = Callable[..., LoopbackServer]
 Tools = list[Tool | ToolBuiltIn]
 
 
 def test_a_text_block_is_the_value_and_what_the_model_reads(
-    serve: Serve, kitchen_tools: Tools
+    serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    chat, server = converse(serve, kitchen_tools, ("echo", {"text": "hello"}))
+    chat, server = converse(serve, kitchen_over_each, ("echo", {"text": "hello"}))
     [result] = results_of(chat)
     assert (result.outcome, result.value) == ("success", "hello")
     assert sent_results(server)[0]["content"] == "hello"
 
 
 def test_several_text_blocks_keep_their_order_in_one_tool_result(
-    serve: Serve, kitchen_tools: Tools
+    serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    chat, server = converse(serve, kitchen_tools, ("two_paragraphs", {}))
+    chat, server = converse(serve, kitchen_over_each, ("two_paragraphs", {}))
     [block] = sent_results(server)
     assert block["content"] == [
         {"type": "text", "text": "First."},
@@ -55,9 +56,9 @@ def test_several_text_blocks_keep_their_order_in_one_tool_result(
 
 
 def test_an_image_is_sent_as_a_native_image_inside_the_tool_result(
-    serve: Serve, kitchen_tools: Tools
+    serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    chat, server = converse(serve, kitchen_tools, ("picture", {}))
+    chat, server = converse(serve, kitchen_over_each, ("picture", {}))
     caption, image = sent_results(server)[0]["content"]
     assert caption == {"type": "text", "text": "A 1x1 PNG:"}
     assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
@@ -66,23 +67,25 @@ def test_an_image_is_sent_as_a_native_image_inside_the_tool_result(
 
 
 def test_an_image_type_the_api_does_not_take_becomes_a_text_stand_in(
-    serve: Serve, kitchen_tools: Tools
+    serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    _, server = converse(serve, kitchen_tools, ("drawing", {}))
+    _, server = converse(serve, kitchen_over_each, ("drawing", {}))
     text = sent_results(server)[0]["content"]
     assert "image/svg+xml" in text and "not sent" in text
 
 
-def test_audio_becomes_a_text_stand_in_naming_its_type(serve: Serve, kitchen_tools: Tools) -> None:
-    chat, server = converse(serve, kitchen_tools, ("sound", {}))
+def test_audio_becomes_a_text_stand_in_naming_its_type(
+    serve: Serve, kitchen_over_each: Tools
+) -> None:
+    chat, server = converse(serve, kitchen_over_each, ("sound", {}))
     assert results_of(chat)[0].outcome == "success"
     assert "audio (audio/wav, 16 bytes)" in sent_results(server)[0]["content"]
 
 
 def test_an_embedded_text_resource_is_a_document_titled_by_its_uri(
-    serve: Serve, kitchen_tools: Tools
+    serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    chat, server = converse(serve, kitchen_tools, ("report", {}))
+    chat, server = converse(serve, kitchen_over_each, ("report", {}))
     [document] = sent_results(server)[0]["content"]
     assert document["type"] == "document"
     assert document["title"] == "file:///reports/q1.csv"
@@ -90,8 +93,8 @@ def test_an_embedded_text_resource_is_a_document_titled_by_its_uri(
     assert isinstance(results_of(chat)[0].value[0], ContentDocument)
 
 
-def test_an_embedded_pdf_is_sent_as_a_pdf_document(serve: Serve, kitchen_tools: Tools) -> None:
-    chat, server = converse(serve, kitchen_tools, ("brochure", {}))
+def test_an_embedded_pdf_is_sent_as_a_pdf_document(serve: Serve, kitchen_over_each: Tools) -> None:
+    chat, server = converse(serve, kitchen_over_each, ("brochure", {}))
     [document] = sent_results(server)[0]["content"]
     assert document["source"]["media_type"] == "application/pdf"
     assert base64.b64decode(document["source"]["data"]).startswith(b"%PDF-1.4")
@@ -99,9 +102,9 @@ def test_an_embedded_pdf_is_sent_as_a_pdf_document(serve: Serve, kitchen_tools: 
 
 
 def test_an_embedded_blob_of_another_type_is_a_stand_in_naming_uri_and_type(
-    serve: Serve, kitchen_tools: Tools
+    serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    chat, server = converse(serve, kitchen_tools, ("archive", {}))
+    chat, server = converse(serve, kitchen_over_each, ("archive", {}))
     assert results_of(chat)[0].outcome == "success"
     assert sent_results(server)[0]["content"] == (
         "[resource file:///backups/site.zip (application/zip, 64 bytes): "
@@ -110,18 +113,18 @@ def test_an_embedded_blob_of_another_type_is_a_stand_in_naming_uri_and_type(
 
 
 def test_a_resource_link_is_a_stand_in_naming_its_uri_type_and_size(
-    serve: Serve, kitchen_tools: Tools
+    serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    _, server = converse(serve, kitchen_tools, ("link", {}))
+    _, server = converse(serve, kitchen_over_each, ("link", {}))
     assert sent_results(server)[0]["content"] == (
         "[resource link: q2.csv <file:///reports/q2.csv> (text/csv, 2,048 bytes): Sales for Q2]"
     )
 
 
 def test_structured_content_is_the_value_sent_as_json_with_the_text_kept_in_extra(
-    serve: Serve, kitchen_tools: Tools
+    serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    chat, server = converse(serve, kitchen_tools, ("point", {"x": 3}))
+    chat, server = converse(serve, kitchen_over_each, ("point", {"x": 3}))
     [result] = results_of(chat)
     assert result.value == {"x": 3, "double": 6}
     assert result.model_format == "json"
@@ -130,9 +133,9 @@ def test_structured_content_is_the_value_sent_as_json_with_the_text_kept_in_extr
 
 
 def test_is_error_is_an_error_outcome_with_the_servers_message(
-    serve: Serve, kitchen_tools: Tools
+    serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    chat, server = converse(serve, kitchen_tools, ("refuse", {"reason": "the disk is full"}))
+    chat, server = converse(serve, kitchen_over_each, ("refuse", {"reason": "the disk is full"}))
     [result] = results_of(chat)
     assert result.outcome == "error" and result.is_error and not result.is_exception
     assert "the disk is full" in str(result.error)
@@ -141,20 +144,20 @@ def test_is_error_is_an_error_outcome_with_the_servers_message(
 
 
 def test_a_servers_error_text_is_redacted_like_our_own(
-    serve: Serve, kitchen_tools: Tools, monkeypatch: pytest.MonkeyPatch
+    serve: Serve, kitchen_over_each: Tools, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("BILLING_API_KEY", "hunter2-very-secret")
     _, server = converse(
-        serve, kitchen_tools, ("refuse", {"reason": "bad key hunter2-very-secret"})
+        serve, kitchen_over_each, ("refuse", {"reason": "bad key hunter2-very-secret"})
     )
     content = sent_results(server)[0]["content"]
     assert "hunter2" not in content and "[REDACTED]" in content
 
 
 def test_arguments_that_do_not_fit_the_servers_schema_are_refused_before_the_call(
-    serve: Serve, kitchen_tools: Tools
+    serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    chat, server = converse(serve, kitchen_tools, ("point", {"x": "three", "y": 1}))
+    chat, server = converse(serve, kitchen_over_each, ("point", {"x": "three", "y": 1}))
     [result] = results_of(chat)
     assert result.outcome == "refused"
     message = sent_results(server)[0]["content"]
@@ -163,15 +166,17 @@ def test_arguments_that_do_not_fit_the_servers_schema_are_refused_before_the_cal
 
 
 def test_a_dotted_mcp_name_is_called_by_a_safe_name_and_reaches_the_server(
-    serve: Serve, kitchen_tools: Tools
+    serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    chat, _ = converse(serve, kitchen_tools, ("files_read", {"path": "a.txt"}))
+    chat, _ = converse(serve, kitchen_over_each, ("files_read", {"path": "a.txt"}))
     assert results_of(chat)[0].value == "contents of a.txt"
 
 
-def test_a_long_mcp_result_is_truncated_like_any_other(serve: Serve, kitchen_tools: Tools) -> None:
+def test_a_long_mcp_result_is_truncated_like_any_other(
+    serve: Serve, kitchen_over_each: Tools
+) -> None:
     chat, server = converse(
-        serve, kitchen_tools, ("long_text", {"lines": 2000}), max_result_bytes=2_000
+        serve, kitchen_over_each, ("long_text", {"lines": 2000}), max_result_bytes=2_000
     )
     [result] = results_of(chat)
     assert result.is_truncated and result.original_length is not None
@@ -181,11 +186,11 @@ def test_a_long_mcp_result_is_truncated_like_any_other(serve: Serve, kitchen_too
 
 
 def test_the_result_store_keeps_an_mcp_result_whole(
-    serve: Serve, kitchen_tools: Tools, tmp_path: Path
+    serve: Serve, kitchen_over_each: Tools, tmp_path: Path
 ) -> None:
     chat, _ = converse(
         serve,
-        kitchen_tools,
+        kitchen_over_each,
         ("long_text", {"lines": 500}),
         max_result_bytes=1_000,
         store=str(tmp_path / "results.db"),
@@ -198,10 +203,10 @@ def test_the_result_store_keeps_an_mcp_result_whole(
 
 
 def test_a_saved_chat_with_mcp_results_loads_and_continues_without_the_server(
-    serve: Serve, kitchen_tools: Tools, tmp_path: Path
+    serve: Serve, kitchen_over_each: Tools, tmp_path: Path
 ) -> None:
     chat, _ = converse(
-        serve, kitchen_tools, ("picture", {}), ("point", {"x": 1}), ("refuse", {"reason": "no"})
+        serve, kitchen_over_each, ("picture", {}), ("point", {"x": 1}), ("refuse", {"reason": "no"})
     )
     chat.save(tmp_path / "chat.json")
     with pytest.warns(UserWarning, match="calls tools not given"):
@@ -215,16 +220,18 @@ def test_a_saved_chat_with_mcp_results_loads_and_continues_without_the_server(
     assert str(loaded.chat("And now?", echo="none")) == "Still here."
 
 
-def test_display_shows_an_mcp_result_with_its_outcome(serve: Serve, kitchen_tools: Tools) -> None:
-    chat, _ = converse(serve, kitchen_tools, ("refuse", {"reason": "no such user"}))
+def test_display_shows_an_mcp_result_with_its_outcome(
+    serve: Serve, kitchen_over_each: Tools
+) -> None:
+    chat, _ = converse(serve, kitchen_over_each, ("refuse", {"reason": "no such user"}))
     shown = str(results_of(chat)[0])
     assert "refuse" in shown and "no such user" in shown
 
 
 def test_the_model_is_offered_the_servers_schema_as_sent(
-    serve: Serve, kitchen_tools: Tools
+    serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    _, server = converse(serve, kitchen_tools, ("echo", {"text": "x"}))
+    _, server = converse(serve, kitchen_over_each, ("echo", {"text": "x"}))
     offered = {t["name"]: t for t in server.message_requests()[0]["tools"]}
     assert offered["echo"]["input_schema"] == {
         "properties": {"text": {"title": "Text", "type": "string"}},
