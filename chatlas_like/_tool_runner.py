@@ -271,7 +271,15 @@ class ToolRound:
             ready.clear()
             await ready.wait()
         if self.ctx.on_result:
-            delivery.events = [await self._observed(event) for event in delivery.events]
+            observed: list[Event] = []
+            try:
+                for event in delivery.events:
+                    observed.append(await self._observed(event))
+            except BaseException:  # a callback's SystemExit, or a cancel while one runs
+                with self._lock:  # undelivered again: a stop keeps the results that came
+                    self._events[:0] = observed + delivery.events[len(observed) :]
+                raise
+            delivery.events = observed
         return delivery
 
     @property
