@@ -1056,6 +1056,7 @@ class Chat:
             max_concurrency=options.max_concurrency,
             timeout=options.tool_timeout,
             observer=observer,
+            stop_requested=run.stop_requested,
         )
         sender = Sender(
             self.provider,

@@ -74,6 +74,7 @@ __all__ = [
 INTERRUPTED_RUNNING = "The call was interrupted while running; it may have partly run."
 INTERRUPTED_PENDING = "The call was not started: the chat was interrupted."
 STARTED_WAKE_DELAY = 0.05  # seconds a call's start may wait to ride along with its result
+STOP_POLL = 0.1  # seconds between looks at ToolContext.stop_requested while waiting
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,9 @@ class ToolContext:
     max_concurrency: int = 8
     timeout: float | None = None
     observer: Observer = QUIET
+    # A stop asked for from elsewhere (a StreamController): a wait for the next delivery
+    # looks at it every STOP_POLL seconds and returns empty, so the loop sees the stop.
+    stop_requested: Callable[[], bool] | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -260,16 +264,24 @@ class ToolRound:
 
     async def next(self) -> Delivery:
         """Wait for something to happen; what happened since the last call, in order,
-        each result and progress item seen by ``on_tool_result`` first."""
+        each result and progress item seen by ``on_tool_result`` first (an empty
+        delivery as soon as ``stop_requested`` says so, for the caller to stop)."""
         ready = self._ready
         if ready is None:
             ready = self._begin()
+        stop_requested = self.ctx.stop_requested
         while True:
             delivery = self._take_ready()
             if delivery is not None:
                 break
+            if stop_requested is not None and stop_requested():
+                return Delivery([])  # nothing happened, but the caller must look
             ready.clear()
-            await ready.wait()
+            if stop_requested is None:
+                await ready.wait()
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(ready.wait(), STOP_POLL)
         if self.ctx.on_result:
             observed: list[Event] = []
             try:
@@ -294,11 +306,16 @@ class ToolRound:
 
     def take(self, wait: float) -> Delivery | None:
         """From another thread: what happened since the last delivery, waiting up to
-        ``wait`` seconds for something; None if nothing did. No callbacks run here:
-        with ``on_tool_result`` callbacks, ask :meth:`next` on the round's loop."""
-        if self._signal.wait(wait):
+        ``wait`` seconds for something; None if nothing did (an empty delivery if a
+        stop was asked for meanwhile). No callbacks run here: with ``on_tool_result``
+        callbacks, ask :meth:`next` on the round's loop."""
+        stop_requested = self.ctx.stop_requested
+        if (stop_requested is None or not stop_requested()) and self._signal.wait(wait):
             self._signal.clear()
-        return self._take_ready()
+        delivery = self._take_ready()
+        if delivery is None and stop_requested is not None and stop_requested():
+            return Delivery([])  # nothing happened, but the caller must look
+        return delivery
 
     def stop(self) -> Stopped:
         """Start nothing more, cancel what runs, deliver nothing more (thread-safe);

@@ -350,6 +350,52 @@ def test_a_tool_raising_keyboard_interrupt_ends_the_chat_cleanly() -> None:
     assert report["follow_up"] == "Still here."
 
 
+def hung_round(stop: threading.Event) -> tuple[Any, threading.Event]:
+    """A round of one call that hangs until released, its start already taken."""
+    from chatlas_like import Tool
+    from chatlas_like._tool_runner import Started, ToolContext, ToolRound
+    from chatlas_like._workers import WorkerPool, background_loop
+
+    release = threading.Event()
+
+    def hang() -> str:
+        """Hangs."""
+        release.wait(WAIT)
+        return "late"
+
+    context = ToolContext({"hang": Tool.from_func(hang)}, WorkerPool(1))
+    context.stop_requested = stop.is_set
+    tool_round = ToolRound([ContentToolRequest("t1", "hang", {})], context)
+    tool_round.begin_in(background_loop())
+    delivery = tool_round.take(WAIT)
+    assert delivery is not None and isinstance(delivery.events[0], Started)
+    return tool_round, release
+
+
+def test_a_stop_asked_for_while_a_call_hangs_wakes_a_waiting_take() -> None:
+    stop = threading.Event()
+    tool_round, release = hung_round(stop)
+    assert tool_round.take(0.01) is None  # nothing happens, nothing asked
+    stop.set()
+    delivery = tool_round.take(WAIT)
+    release.set()
+    assert delivery is not None and delivery.events == [] and not delivery.done
+    tool_round.stop()
+
+
+def test_a_stop_asked_for_while_a_call_hangs_wakes_a_waiting_next() -> None:
+    from chatlas_like._workers import submit_to_background
+
+    stop = threading.Event()
+    tool_round, release = hung_round(stop)
+    future, _ = submit_to_background(tool_round.next)  # next() on the round's own loop
+    stop.set()
+    delivery = future.result(timeout=WAIT)
+    release.set()
+    assert delivery.events == [] and not delivery.done
+    tool_round.stop()
+
+
 def test_a_tool_round_stopped_before_it_began_runs_nothing_and_says_nothing_started() -> None:
     from chatlas_like import Tool
     from chatlas_like._tool_runner import Stopped, ToolContext, ToolRound

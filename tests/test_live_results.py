@@ -250,6 +250,38 @@ def test_a_controller_stop_after_the_first_result_answers_every_call(serve: Any)
     assert_stopped_mid_round(chat, server, state)
 
 
+@pytest.mark.parametrize("watched", [False, True], ids=["no-callback", "on_tool_result"])
+def test_a_controller_stop_while_every_call_hangs_ends_the_round_without_waiting(
+    serve: Any, watched: bool
+) -> None:
+    started, release, returned = threading.Event(), threading.Event(), threading.Event()
+
+    def hang() -> str:
+        """Runs until released."""
+        started.set()
+        release.wait(WAIT)
+        returned.set()
+        return "LATE VALUE"
+
+    server = serve([Reply.tool_call("hang", {}), Reply.text("Next.")])
+    chat = make_chat(server)
+    chat.register_tool(hang)
+    if watched:
+        chat.on_tool_result(lambda result: None)
+    controller = StreamController()
+    stopper = threading.Thread(target=lambda: started.wait(WAIT) and controller.cancel())
+    stopper.start()
+    items = list(chat.stream("Go", content="all", controller=controller))
+    stopper.join()
+    still_running = not returned.is_set()
+    release.set()
+    assert still_running  # the stream ended while the tool hung, not when it returned
+    assert not any(isinstance(item, ContentToolResult) for item in items)
+    (result,) = chat.get_turns()[2].tool_results
+    assert result.outcome == "error" and "interrupted while running" in result.get_model_value()
+    assert str(chat.chat("Go on", echo="none")) == "Next."
+
+
 def test_ctrl_c_after_the_first_result_keeps_it_and_answers_the_running_call() -> None:
     report = interrupted_run("tool-after-result")
     assert report["outcome"] == "KeyboardInterrupt"
