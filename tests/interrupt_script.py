@@ -20,11 +20,18 @@ from chatlas_like.testing import LoopbackServer, Reply
 
 def main(mode: str) -> None:
     release = threading.Event()
+    running: list[int] = []
+    lock = threading.Lock()
+    expected = 2 if mode == "tool" else 1  # every slow call of the mode runs by READY
 
     def slow_tool() -> str:
         """Takes a long time."""
-        sys.stdout.write("READY\n")  # one write: two tool threads print this at once
-        sys.stdout.flush()
+        with lock:
+            running.append(1)
+            ready = len(running) == expected
+        if ready:
+            sys.stdout.write("READY\n")
+            sys.stdout.flush()
         release.wait(30)
         return "finished late"
 
