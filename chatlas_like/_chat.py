@@ -12,7 +12,7 @@ import asyncio
 import copy as _copy
 import os
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from ._callbacks import CallbackList
@@ -799,11 +799,15 @@ class Chat:
         if not isinstance(stop, MISSING_TYPE):
             given["stop_sequences"] = [stop] if isinstance(stop, str) else stop
         params = {k: v for k, v in given.items() if not isinstance(v, MISSING_TYPE)}
-        supported: Any = getattr(self.provider, "supported_model_params", None)
-        unsupported = sorted(set(params) - set(supported)) if supported is not None else []
+        supported_by: Callable[[], Iterable[str]] | None = getattr(
+            self.provider, "supported_model_params", None
+        )
+        supported = set(supported_by()) if supported_by is not None else None
+        unsupported = sorted(set(params) - supported) if supported is not None else []
         if unsupported:
-            warnings.warn(
-                f"the {self.provider.name} provider has no {', '.join(unsupported)}: ignored",
+            warnings.warn(  # worded as chatlas words it, for filters written against it
+                f"The following parameters are not supported by the provider "
+                f"({self.provider.label}): {', '.join(unsupported)}. They are ignored.",
                 UserWarning,
                 stacklevel=2,
             )

@@ -10,11 +10,18 @@ import pytest
 from pydantic import BaseModel
 
 import chatlas_like
-from chatlas_like import SystemTurn, UserTurn, interpolate, interpolate_file, token_usage
+from chatlas_like import (
+    ChatAnthropic,
+    SystemTurn,
+    UserTurn,
+    interpolate,
+    interpolate_file,
+    token_usage,
+)
 from chatlas_like._tokens import reset_token_usage
 from chatlas_like.testing import Reply
 
-from .conftest import TEST_MODEL, make_chat
+from .conftest import TEST_KEY, TEST_MODEL, make_chat
 
 
 def test_get_last_turn_finds_each_role(serve: Any) -> None:
@@ -56,11 +63,17 @@ def test_set_model_params_reach_the_request_body(serve: Any) -> None:
 def test_parameters_anthropic_has_not_are_dropped_with_a_warning(serve: Any) -> None:
     server = serve([Reply.text("a")])
     chat = make_chat(server)
-    with pytest.warns(UserWarning, match="no presence_penalty, seed"):
+    with pytest.warns(UserWarning, match="not supported by the provider .*presence_penalty, seed"):
         chat.set_model_params(seed=1, presence_penalty=0.5, temperature=0.1)
     chat.chat("Hi", echo="none")
     body = server.message_requests()[0]
     assert "seed" not in body and body["temperature"] == 0.1
+
+
+def test_the_provider_says_which_parameters_it_supports_as_chatlas_does() -> None:
+    chat = ChatAnthropic(model=TEST_MODEL, api_key=TEST_KEY, base_url="http://127.0.0.1:9")
+    supported = chat.provider.supported_model_params()
+    assert supported == {"temperature", "top_p", "top_k", "max_tokens", "stop_sequences"}
 
 
 def test_copy_deep_copies_the_history_and_shares_the_provider(serve: Any) -> None:

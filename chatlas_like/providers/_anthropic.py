@@ -122,7 +122,6 @@ class AnthropicProvider:
 
     name = "anthropic"
     label = "Anthropic"
-    supported_model_params = MODEL_PARAMS
 
     def __init__(
         self,
@@ -163,6 +162,11 @@ class AnthropicProvider:
         return f"AnthropicProvider(model={self.model!r})"
 
     # -- pure ------------------------------------------------------------------------------
+
+    def supported_model_params(self) -> set[str]:
+        """The parameters ``Chat.set_model_params()`` takes for this provider, as chatlas
+        names them."""
+        return set(MODEL_PARAMS)
 
     def build_request(self, turns: Sequence[Turn], spec: RequestSpec) -> dict[str, Any]:
         return build_request(
