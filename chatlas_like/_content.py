@@ -143,6 +143,12 @@ class Content:
         new = dataclasses.replace(self, **dict(update or {}))
         return copy.deepcopy(new) if deep else new
 
+    @classmethod
+    def model_construct(cls, **values: Any) -> Self:
+        """Content from its fields by name, the others at their defaults (as pydantic's
+        ``model_construct``, which chatlas code calls; the fields are still checked)."""
+        return cls(**values)
+
 
 def _byte_size(n: int) -> str:
     """``n`` bytes as chatlas labels a file: ``512 B``, ``5.4 KB``, ``219 KB``, ``3.0 MB``."""

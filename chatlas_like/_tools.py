@@ -228,6 +228,33 @@ class ToolBuiltIn:
         """The provider's tool definition, as sent."""
         return self._definition
 
+    def get_definition(
+        self, provider_name: str = "anthropic", *, cache_control: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The definition for ``provider_name`` (chatlas's method; only Anthropic here).
+
+        Parameters
+        ----------
+        provider_name
+            ``"anthropic"``.
+        cache_control
+            Prompt-caching settings to add to the definition.
+
+        Raises
+        ------
+        ValueError
+            Another provider: chatlas_like talks only to Anthropic.
+        """
+        if provider_name.lower() != "anthropic":
+            raise ValueError(
+                f"no {provider_name!r} definition: chatlas_like talks only to Anthropic "
+                "(use provider_name='anthropic')"
+            )
+        definition = dict(self.definition)
+        if cache_control is not None:
+            definition["cache_control"] = dict(cache_control)
+        return definition
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 

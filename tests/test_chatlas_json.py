@@ -404,6 +404,11 @@ def test_model_copy_changes_the_fields_given() -> None:
     assert ContentJson({"a": 1}).model_copy(update={"value": {"a": 2}}) == ContentJson({"a": 2})
 
 
+def test_model_construct_builds_content_from_its_fields_by_name() -> None:
+    assert ContentText.model_construct(text="a") == ContentText("a")
+    assert ContentJson.model_construct(value={"a": 1}) == ContentJson({"a": 1})
+
+
 def test_model_copy_refuses_a_field_a_turn_does_not_have() -> None:
     with pytest.raises(ValueError, match="has no field 'colour'"):
         UserTurn("Hi").model_copy(update={"colour": "red"})

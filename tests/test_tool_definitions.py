@@ -203,6 +203,20 @@ def test_built_in_tools_expose_their_settings_as_attributes() -> None:
     assert fetch.citations is False
 
 
+def test_get_definition_gives_the_anthropic_definition_as_chatlas_does() -> None:
+    search = tool_web_search(user_location={"country": "US"}, max_uses=10)
+    definition = search.get_definition("anthropic")
+    assert definition["type"] == "web_search_20250305" and definition["max_uses"] == 10
+    assert definition["user_location"] == {"type": "approximate", "country": "US"}
+    cached = tool_web_fetch().get_definition("anthropic", cache_control={"type": "ephemeral"})
+    assert cached["cache_control"] == {"type": "ephemeral"}
+
+
+def test_get_definition_for_another_provider_says_only_anthropic_is_here() -> None:
+    with pytest.raises(ValueError, match="only to Anthropic"):
+        tool_web_search().get_definition("openai")
+
+
 def test_a_changed_built_in_setting_is_what_is_sent() -> None:
     search = tool_web_search()
     search.max_uses = 3
