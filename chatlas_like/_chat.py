@@ -188,7 +188,8 @@ class Chat:
         """
         if tool_result_role not in ("user", "assistant"):
             raise ValueError(
-                f"tool_result_role must be 'user' or 'assistant', got {tool_result_role!r}"
+                "Expected `tool_result_role` to be one of 'user' or 'assistant', "
+                f"not {tool_result_role!r}"
             )
         turns = list(self._history.turns)
         if tool_result_role == "assistant":

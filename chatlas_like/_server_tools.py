@@ -33,7 +33,9 @@ def _domains(
     allowed_domains: Sequence[str] | None, blocked_domains: Sequence[str] | None
 ) -> dict[str, Any]:
     if allowed_domains and blocked_domains:
-        raise ValueError("give allowed_domains or blocked_domains, not both")
+        raise ValueError(
+            "Cannot specify both allowed_domains and blocked_domains: give one, not both"
+        )
     if allowed_domains:
         return {"allowed_domains": list(allowed_domains)}
     if blocked_domains:
@@ -67,7 +69,7 @@ class ToolWebSearch(ToolBuiltIn):
     ) -> None:
         _domains(allowed_domains, blocked_domains)
         _max_uses(max_uses)
-        super().__init__("web_search", {}, description="Search the web.")
+        super().__init__("web_search", {}, description="Search the web for up-to-date information.")
         self.allowed_domains = list(allowed_domains) if allowed_domains else None
         self.blocked_domains = list(blocked_domains) if blocked_domains else None
         self.user_location = user_location
@@ -103,7 +105,7 @@ class ToolWebFetch(ToolBuiltIn):
     ) -> None:
         _domains(allowed_domains, blocked_domains)
         _max_uses(max_uses)
-        super().__init__("web_fetch", {}, description="Fetch a web page by its URL.")
+        super().__init__("web_fetch", {}, description="Fetch and analyze content from a web URL.")
         self.allowed_domains = list(allowed_domains) if allowed_domains else None
         self.blocked_domains = list(blocked_domains) if blocked_domains else None
         self.max_uses = max_uses
