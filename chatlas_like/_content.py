@@ -338,6 +338,11 @@ class ContentDocument(Content):
     def __post_init__(self) -> None:
         if (self.data is None) == (self.url is None):
             raise ValueError("ContentDocument needs exactly one of `data` or `url`")
+        if self.mime_type.split(";", 1)[0].strip().lower() == "application/pdf":
+            raise ValueError(
+                "ContentDocument holds text documents; a PDF is a ContentPDF: use "
+                "content_pdf_file() or content_pdf_url()"
+            )
 
     def __str__(self) -> str:
         return code_span(f"[document {self.filename} · {self.mime_type}]")

@@ -217,6 +217,13 @@ def test_content_document_url_keeps_the_url_and_downloads_on_send(
     }
 
 
+def test_a_pdf_is_refused_as_a_document_and_pointed_to_the_pdf_helpers() -> None:
+    with pytest.raises(ValueError, match="content_pdf_file"):
+        ContentDocument(data=b"%PDF-1.4", filename="a.pdf", mime_type="application/pdf")
+    with pytest.raises(ValueError, match="content_pdf_url"):
+        content_document_url("data:application/pdf;base64,JVBERi0xLjQ=")
+
+
 def test_content_document_url_is_built_offline() -> None:
     document = content_document_url("http://127.0.0.1:9/offline/notes.md")
     assert (document.url, document.data, document.mime_type) == (
