@@ -269,15 +269,14 @@ class ToolRound:
         ready = self._ready
         if ready is None:
             ready = self._begin()
-        stop_requested = self.ctx.stop_requested
         while True:
             delivery = self._take_ready()
             if delivery is not None:
                 break
-            if stop_requested is not None and stop_requested():
+            if self._stop_asked():
                 return Delivery([])  # nothing happened, but the caller must look
             ready.clear()
-            if stop_requested is None:
+            if self.ctx.stop_requested is None:
                 await ready.wait()
             else:
                 with contextlib.suppress(TimeoutError):
@@ -309,13 +308,16 @@ class ToolRound:
         ``wait`` seconds for something; None if nothing did (an empty delivery if a
         stop was asked for meanwhile). No callbacks run here: with ``on_tool_result``
         callbacks, ask :meth:`next` on the round's loop."""
-        stop_requested = self.ctx.stop_requested
-        if (stop_requested is None or not stop_requested()) and self._signal.wait(wait):
+        if not self._stop_asked() and self._signal.wait(wait):
             self._signal.clear()
         delivery = self._take_ready()
-        if delivery is None and stop_requested is not None and stop_requested():
+        if delivery is None and self._stop_asked():
             return Delivery([])  # nothing happened, but the caller must look
         return delivery
+
+    def _stop_asked(self) -> bool:
+        stop_requested = self.ctx.stop_requested
+        return stop_requested is not None and stop_requested()
 
     def stop(self) -> Stopped:
         """Start nothing more, cancel what runs, deliver nothing more (thread-safe);

@@ -148,6 +148,13 @@ def test_a_tool_raising_system_exit_ends_the_chat_with_the_history_repaired(serv
     assert str(chat.chat("Go on", echo="none")) == "ok"
 
 
+def assert_the_chat_and_a_new_one_go_on(chat: Any, server: Any) -> None:
+    """After an exit raised through the tool loop: this chat answers ("ok") and so does a
+    new one ("again"), so the background loop every sync chat uses survived."""
+    assert str(chat.chat("Go on", echo="none")) == "ok"
+    assert str(make_chat(server).chat("And you?", echo="none")) == "again"
+
+
 def test_a_review_hook_raising_system_exit_ends_the_chat_and_later_chats_still_run(
     serve: Any,
 ) -> None:
@@ -172,8 +179,7 @@ def test_a_review_hook_raising_system_exit_ends_the_chat_and_later_chats_still_r
     outcomes = [r.outcome for r in chat.get_turns()[-1].tool_results]
     assert outcomes == ["refused", "refused"] and ran == []
     remove()
-    assert str(chat.chat("Go on", echo="none")) == "ok"  # the tool loop survived
-    assert str(make_chat(server).chat("And you?", echo="none")) == "again"
+    assert_the_chat_and_a_new_one_go_on(chat, server)
 
 
 def test_an_on_tool_result_callback_raising_system_exit_ends_the_chat_and_later_chats_run(
@@ -195,8 +201,7 @@ def test_an_on_tool_result_callback_raising_system_exit_ends_the_chat_and_later_
     (result,) = chat.get_turns()[-1].tool_results
     assert (result.outcome, result.get_model_value()) == ("success", "done")  # it ran
     remove()
-    assert str(chat.chat("Go on", echo="none")) == "ok"  # the background loop survived
-    assert str(make_chat(server).chat("And you?", echo="none")) == "again"
+    assert_the_chat_and_a_new_one_go_on(chat, server)
 
 
 def test_a_validator_that_raises_type_error_fails_its_call_and_the_other_calls_run(
