@@ -173,7 +173,7 @@ def _cases() -> list[tuple[str, Any, Callable[[], Any], int]]:
 def measure_ours(rounds: int) -> dict[str, dict[str, float]]:
     """Median seconds per call of ours, format-only and the baseline, interleaved."""
     from chatlas_like import ContentToolResult
-    from chatlas_like._model_format import format_value
+    from chatlas_like._core.model_format import format_value
 
     cases = _cases()
     timings: dict[str, dict[str, list[float]]] = {

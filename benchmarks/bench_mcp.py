@@ -32,8 +32,8 @@ from typing import Any
 import orjson
 
 from chatlas_like import ChatAnthropic, ContentToolRequest, Tool
-from chatlas_like._tool_runner import ToolContext, ToolRound
-from chatlas_like._workers import WorkerPool
+from chatlas_like._tools.runner import ToolContext, ToolRound
+from chatlas_like._tools.workers import WorkerPool
 
 SERVER = [sys.executable, "-m", "benchmarks._mcp_server"]
 ARGUMENTS = {"text": "hello"}

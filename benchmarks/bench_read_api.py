@@ -1,7 +1,7 @@
 """Read API latency: p50 and p99 of a request, now against the socket it had before.
 
 Two servers of the same app (``create_app``) over the same SQLite store, each in its own
-process: *ours* listens on :func:`chatlas_like._serve_results.listening_socket`
+process: *ours* listens on :func:`chatlas_like._cli.serve_results.listening_socket`
 (Nagle's algorithm off), *before* on a socket made as the server made it before the
 fix (protocol 0, so asyncio never turned Nagle off on its connections, and every
 response written in two parts waited on the client's delayed ACK: about 40 ms). A
@@ -51,7 +51,7 @@ def serve(side: str, db: str, keys: str) -> None:
     import uvicorn
 
     from chatlas_like import SqliteStore
-    from chatlas_like._serve_results import create_app, listening_socket, read_keys
+    from chatlas_like._cli.serve_results import create_app, listening_socket, read_keys
 
     if side == "ours":
         sock = listening_socket(socket.AF_INET)

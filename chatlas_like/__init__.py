@@ -9,10 +9,9 @@ access too.
 from typing import TYPE_CHECKING, Any
 
 from . import _display as _display  # fills the table content types render through
-from ._callbacks import Allow, Deny
 from ._chat import Chat, ChatResponse, ChatResponseAsync, ChatStream
 from ._chat_anthropic import ChatAnthropic
-from ._content import (
+from ._core.content import (
     Content,
     ContentCitation,
     ContentDocument,
@@ -34,7 +33,7 @@ from ._content import (
     ContentUnknown,
     ContentUploaded,
 )
-from ._errors import (
+from ._core.errors import (
     AuthenticationError,
     BadRequestError,
     ChatlasLikeError,
@@ -55,14 +54,15 @@ from ._errors import (
     ToolLoopLimitError,
     ToolRejectError,
 )
-from ._expansion import ExpansionWarning, MessageExpansion, expand
-from ._options import CallOptions, ChatOptions
-from ._serialize import from_json, to_json
-from ._stream_controller import StreamController
-from ._tokens import ModelUsage, TokenUsage, token_usage
-from ._tool_result import ContentToolResult, ContentToolResultProgress
-from ._tools import Tool, ToolBuiltIn
-from ._turn import AssistantTurn, SystemTurn, Turn, Usage, UserTurn
+from ._core.expansion import ExpansionWarning, MessageExpansion, expand
+from ._core.tool_result import ContentToolResult, ContentToolResultProgress
+from ._core.turn import AssistantTurn, SystemTurn, Turn, Usage, UserTurn
+from ._observe.tokens import ModelUsage, TokenUsage, token_usage
+from ._persist.serialize import from_json, to_json
+from ._run.options import CallOptions, ChatOptions
+from ._run.stream_controller import StreamController
+from ._tools.callbacks import Allow, Deny
+from ._tools.tool import Tool, ToolBuiltIn
 from .providers import Provider
 
 __version__ = "0.1.0"
@@ -169,7 +169,7 @@ __all__ = [
 if TYPE_CHECKING:
     from . import types
     from ._batch import batch_chat, batch_chat_completed, batch_chat_structured, batch_chat_text
-    from ._content_files import (
+    from ._core.content_files import (
         content_document_file,
         content_document_url,
         content_image_file,
@@ -178,7 +178,6 @@ if TYPE_CHECKING:
         content_pdf_file,
         content_pdf_url,
     )
-    from ._files import FileManager
     from ._interpolate import interpolate, interpolate_file
     from ._parallel import (
         StructuredChatResult,
@@ -186,8 +185,6 @@ if TYPE_CHECKING:
         parallel_chat_structured,
         parallel_chat_text,
     )
-    from ._prices import set_token_price
-    from ._server_tools import tool_web_fetch, tool_web_search
     from ._store import (
         PostgresStore,
         SqliteStore,
@@ -197,6 +194,9 @@ if TYPE_CHECKING:
         ToolResultStore,
         open_store,
     )
+    from .providers._anthropic.server_tools import tool_web_fetch, tool_web_search
+    from .providers._files import FileManager
+    from .providers._prices import set_token_price
 
 # Loaded on first access: {public name: module} ("" for a submodule of that name).
 _LAZY: dict[str, str] = {
@@ -205,23 +205,23 @@ _LAZY: dict[str, str] = {
     "batch_chat_completed": "_batch",
     "batch_chat_structured": "_batch",
     "batch_chat_text": "_batch",
-    "content_document_file": "_content_files",
-    "content_document_url": "_content_files",
-    "content_image_file": "_content_files",
-    "content_image_plot": "_content_files",
-    "content_image_url": "_content_files",
-    "content_pdf_file": "_content_files",
-    "content_pdf_url": "_content_files",
-    "FileManager": "_files",
+    "content_document_file": "_core.content_files",
+    "content_document_url": "_core.content_files",
+    "content_image_file": "_core.content_files",
+    "content_image_plot": "_core.content_files",
+    "content_image_url": "_core.content_files",
+    "content_pdf_file": "_core.content_files",
+    "content_pdf_url": "_core.content_files",
+    "FileManager": "providers._files",
     "interpolate": "_interpolate",
     "interpolate_file": "_interpolate",
     "StructuredChatResult": "_parallel",
     "parallel_chat": "_parallel",
     "parallel_chat_structured": "_parallel",
     "parallel_chat_text": "_parallel",
-    "set_token_price": "_prices",
-    "tool_web_fetch": "_server_tools",
-    "tool_web_search": "_server_tools",
+    "set_token_price": "providers._prices",
+    "tool_web_fetch": "providers._anthropic.server_tools",
+    "tool_web_search": "providers._anthropic.server_tools",
     "PostgresStore": "_store",
     "SqliteStore": "_store",
     "StoreError": "_store",

@@ -35,11 +35,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     chat.add_argument("--system-prompt", default=None, help="the system prompt")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from ._demo import run_demo
+        from ._cli.demo import run_demo
 
         return run_demo(live=args.live, model=args.model)
     if args.command == "serve-results":
-        from ._serve_results import serve
+        from ._cli.serve_results import serve
 
         return serve(
             args.db,
@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
     if args.command == "chat":
-        from ._console_command import run_chat_command
+        from ._cli.chat_command import run_chat_command
 
         return run_chat_command(
             offline=args.offline, model=args.model, system_prompt=args.system_prompt

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkabl
 import orjson
 
 from ._chat import Chat
+from ._core.turn import AssistantTurn, UserTurn
 from ._parallel import Prompt, prompt_turn_contents
-from ._persist import write_atomic
-from ._retry import retry_delay
-from ._structured import closed_schema, extract_value
-from ._turn import AssistantTurn, UserTurn
-from .providers._anthropic_wire import message_events
+from ._persist.chat_file import write_atomic
+from ._run.retry import retry_delay
+from ._tools.structured import closed_schema, extract_value
+from .providers._anthropic.wire import message_events
 from .providers._base import Provider, RequestSpec
 
 if TYPE_CHECKING:

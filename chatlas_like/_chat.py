@@ -1,8 +1,8 @@
 """Chat: a conversation with a model, its tools, and the four verbs.
 
 The verbs (``chat``, ``stream``, ``chat_async``, ``stream_async``) are thin: each builds
-one :class:`~chatlas_like._loop.Run` and hands the turn loop to a driver
-(:mod:`chatlas_like._drive`). Everything else (echo, tool running, repair) happens
+one :class:`~chatlas_like._run.loop.Run` and hands the turn loop to a driver
+(:mod:`chatlas_like._run.drive`). Everything else (echo, tool running, repair) happens
 once, in the loop, for all four.
 """
 
@@ -15,27 +15,27 @@ import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
-from ._callbacks import CallbackList
-from ._content import Content, ContentToolRequest
-from ._drive import Sender, drive, drive_async
-from ._echo import Echo, make_echo
-from ._echo_options import EchoOptions, echo_options
-from ._expansion import apply_expansions
-from ._finalize import READ_MORE_TOOL, Finalizer
-from ._history import History, answer_dangling
-from ._limiter import Limiter
-from ._loop import Run, turn_loop
-from ._missing import MISSING, MISSING_TYPE
-from ._options import CallOptions, ChatOptions
-from ._stream_controller import StreamController
-from ._structured import extract_value
-from ._telemetry import QUIET, Observer, observe_call
-from ._tokens import TokensDict, format_tokens, record_usage
-from ._tool_result import ContentToolResult
-from ._tool_runner import ToolContext
-from ._tools import Tool, ToolBuiltIn
-from ._turn import AssistantTurn, SystemTurn, Tokens, Turn, Usage, UserTurn
-from ._workers import WorkerPool
+from ._core.content import Content, ContentToolRequest
+from ._core.expansion import apply_expansions
+from ._core.history import History, answer_dangling
+from ._core.missing import MISSING, MISSING_TYPE
+from ._core.tool_result import ContentToolResult
+from ._core.turn import AssistantTurn, SystemTurn, Tokens, Turn, Usage, UserTurn
+from ._display.echo_options import EchoOptions, echo_options
+from ._display.terminal import Echo, make_echo
+from ._observe.telemetry import QUIET, Observer, observe_call
+from ._observe.tokens import TokensDict, format_tokens, record_usage
+from ._run.drive import Sender, drive, drive_async
+from ._run.limiter import Limiter
+from ._run.loop import Run, turn_loop
+from ._run.options import CallOptions, ChatOptions
+from ._run.stream_controller import StreamController
+from ._tools.callbacks import CallbackList
+from ._tools.finalize import READ_MORE_TOOL, Finalizer
+from ._tools.runner import ToolContext
+from ._tools.structured import extract_value
+from ._tools.tool import Tool, ToolBuiltIn
+from ._tools.workers import WorkerPool
 from .providers._base import ModelInfo, Provider, RequestSpec
 
 if TYPE_CHECKING:
@@ -43,10 +43,10 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
-    from ._files import FileManager
     from ._mcp import McpTools
     from ._store import ToolResultStore
     from ._store._attach import StoreAttachment
+    from .providers._files import FileManager
 
 __all__ = ["Chat", "ChatResponse", "ChatResponseAsync", "ChatStream"]
 
@@ -193,7 +193,7 @@ class Chat:
             )
         turns = list(self._history.turns)
         if tool_result_role == "assistant":
-            from ._turn_groups import tool_results_on_assistant_turns
+            from ._core.turn_groups import tool_results_on_assistant_turns
 
             turns = tool_results_on_assistant_turns(turns)
         if include_system_prompt and self.system_prompt:
@@ -258,7 +258,7 @@ class Chat:
     @property
     def files(self) -> FileManager:
         """Files hosted by the provider: upload once, refer to them in any turn."""
-        from ._files import FileManager
+        from .providers._files import FileManager
 
         return FileManager(self.provider)
 
@@ -390,7 +390,7 @@ class Chat:
         return sum(self._turn_cost(t, token_price) for t in answers)
 
     def _turn_cost(self, turn: Turn, token_price: tuple[float, float, float] | None) -> float:
-        from ._prices import token_cost
+        from .providers._prices import token_cost
 
         tokens = turn.tokens
         if token_price is not None:
@@ -649,14 +649,14 @@ class Chat:
         return self._store.store if self._store is not None else None
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Save the conversation to ``path``, atomically (see :mod:`chatlas_like._persist`).
+        """Save the conversation to ``path``, atomically (see :mod:`chatlas_like._persist.chat_file`).
 
         Saved: provider, model, max_tokens, sampling parameters, options, ``run_id``,
         system prompt, tool schemas (once) and turns. Never saved: the API key, the
         endpoint and client settings, exception objects, pending message expansions,
         callbacks, the store.
         """
-        from ._persist import save_chat
+        from ._persist.chat_file import save_chat
 
         save_chat(self, path)
 
@@ -701,7 +701,7 @@ class Chat:
             For a file that is empty, truncated, corrupt, not a saved chat, or of a
             newer format version (the message names the version needed).
         """
-        from ._persist import load_chat
+        from ._persist.chat_file import load_chat
 
         return load_chat(
             cls,
@@ -1151,13 +1151,13 @@ class Chat:
         the bookmark (the page's URL, or the server) and restores it with
         :meth:`set_state` when the bookmarked page is opened again.
         """
-        from ._bookmark import chat_state
+        from ._persist.bookmark import chat_state
 
         return chat_state(self)
 
     async def set_state(self, state: Any) -> None:
         """Restore the history :meth:`get_state` returned (tool results included)."""
-        from ._bookmark import restore_chat_state
+        from ._persist.bookmark import restore_chat_state
 
         restore_chat_state(self, state)
 
@@ -1197,7 +1197,7 @@ class Chat:
         Path
             The file written.
         """
-        from ._export import export_chat
+        from ._display.export import export_chat
 
         return export_chat(
             self,
@@ -1230,7 +1230,7 @@ class Chat:
         kwargs
             Extra request parameters for every answer.
         """
-        from ._console import run_chat
+        from ._display.console import run_chat
 
         del stream  # see the docstring
         run_chat(self, echo=echo, kwargs=kwargs)
@@ -1367,12 +1367,12 @@ class Chat:
         )
 
     def _repr_html_(self) -> str:
-        from ._display import chat_html
+        from ._display.render import chat_html
 
         return chat_html(self)
 
     def _repr_markdown_(self) -> str:
-        from ._display import chat_markdown
+        from ._display.render import chat_markdown
 
         return chat_markdown(self)
 
@@ -1485,7 +1485,7 @@ class ChatResponse:
         return f"ChatResponse({self.content!r})"
 
     def _repr_markdown_(self) -> str:
-        from ._safe_markdown import safe_markdown
+        from ._display.safe_markdown import safe_markdown
 
         return safe_markdown(self.get_content())  # no raw HTML or remote image in a notebook
 
@@ -1524,7 +1524,7 @@ class ChatResponseAsync:
         return f"ChatResponseAsync({self.content!r})"
 
     def _repr_markdown_(self) -> str:
-        from ._safe_markdown import safe_markdown
+        from ._display.safe_markdown import safe_markdown
 
         return safe_markdown(self.content)  # no raw HTML or remote image in a notebook
 

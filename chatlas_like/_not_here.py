@@ -8,7 +8,7 @@ own "cannot import name" message); ``hasattr()`` on these names raises it too.
 
 from __future__ import annotations
 
-from ._errors import ChatlasLikeError
+from ._core.errors import ChatlasLikeError
 
 __all__ = ["NOT_HERE", "NotInChatlasLikeError", "not_here"]
 

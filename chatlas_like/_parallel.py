@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
 from ._chat import Chat
-from ._content import Content
-from ._limiter import Limiter
-from ._telemetry import traced_batch
+from ._core.content import Content
+from ._observe.telemetry import traced_batch
+from ._run.limiter import Limiter
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

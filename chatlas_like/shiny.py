@@ -25,7 +25,7 @@ per tool call that goes from running (its latest progress shown) to its outcome
 (rendered by the result's ``tagify()``, everything escaped), while other calls still
 run. A streamed message cannot be changed once sent, so each newer card of a call
 carries a one-rule stylesheet that hides the card it supersedes
-(:mod:`chatlas_like._live_cards`); a replayed history shows one card per call the
+(:mod:`chatlas_like._display.live_cards`); a replayed history shows one card per call the
 same way. Sync tools run in worker threads, so a slow tool in one session never
 freezes another. A failed answer is shown in the chat as a marked box; the history is
 repaired and the session goes on.
@@ -46,7 +46,7 @@ import webbrowser
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._content import (
+from ._core.content import (
     Content,
     ContentCitation,
     ContentText,
@@ -54,10 +54,10 @@ from ._content import (
     ContentThinkingDelta,
     ContentToolRequest,
 )
-from ._display import content_html, error_html, inserted_html, request_html
-from ._live_cards import LiveCall, call_key, running_card_html, superseding_style
-from ._tool_result import ContentToolResult, ContentToolResultProgress
-from ._turn import Turn
+from ._core.tool_result import ContentToolResult, ContentToolResultProgress
+from ._core.turn import Turn
+from ._display.live_cards import LiveCall, call_key, running_card_html, superseding_style
+from ._display.render import content_html, error_html, inserted_html, request_html
 
 if TYPE_CHECKING:
     from ._chat import Chat, ContentOption, EchoOption
@@ -135,7 +135,7 @@ def _turn_body(turn: Turn) -> Any:
     subclass's custom display too), everything else as escaped HTML."""
     from htmltools import HTML, TagList
 
-    from ._display import prose_html
+    from ._display.render import prose_html
 
     pieces: list[Any] = []
     for c in turn.contents:
@@ -368,7 +368,7 @@ class _Bookmarked:
 
 def _checked(stream: bool, echo: EchoOption | None, content: ContentOption) -> EchoOption:
     """``echo`` with chatlas's default filled in; bad values fail when the app is built."""
-    from ._echo import ECHO_MODES
+    from ._display.terminal import ECHO_MODES
 
     if content not in ("text", "all"):
         raise ValueError(f"content must be 'text' or 'all', got {content!r}")
@@ -542,7 +542,7 @@ def serve_app(
     **app_kwargs: Any,
 ) -> AppServer | None:
     """Serve :func:`chat_app` for ``chat`` (``app_kwargs`` go to it); see :meth:`Chat.app`."""
-    from ._echo import in_notebook
+    from ._display.terminal import in_notebook
 
     server = AppServer(chat_app(chat, **app_kwargs), host=host, port=port)
     background = in_notebook() if bg_thread is None else bg_thread

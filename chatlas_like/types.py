@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from ._chat import ChatResponse, ChatResponseAsync, ChatStream
-from ._content import (
+from ._core.content import (
     Content,
     ContentCitation,
     ContentDocument,
@@ -33,15 +33,15 @@ from ._content import (
     Source,
     WebSource,
 )
-from ._files import FileMetadata
-from ._missing import MISSING, MISSING_TYPE
-from ._prices import TokenPrice
-from ._server_tools import ToolWebFetch, ToolWebSearch, UserLocation
-from ._tokens import TokensDict, TokenUsage
-from ._tool_info import ToolInfo
-from ._tool_result import ContentToolResult, ContentToolResultProgress
-from ._turn import FinishReason, Tokens, Usage
+from ._core.missing import MISSING, MISSING_TYPE
+from ._core.tool_info import ToolInfo
+from ._core.tool_result import ContentToolResult, ContentToolResultProgress
+from ._core.turn import FinishReason, Tokens, Usage
+from ._observe.tokens import TokensDict, TokenUsage
+from .providers._anthropic.server_tools import ToolWebFetch, ToolWebSearch, UserLocation
 from .providers._base import ModelInfo
+from .providers._files import FileMetadata
+from .providers._prices import TokenPrice
 
 if TYPE_CHECKING:
     from ._parallel import StructuredChatResult

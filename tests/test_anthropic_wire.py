@@ -15,7 +15,7 @@ from chatlas_like import (
     ContentUnknown,
     UserTurn,
 )
-from chatlas_like.providers._anthropic_wire import (
+from chatlas_like.providers._anthropic.wire import (
     AnthropicAccumulator,
     build_request,
     message_events,
@@ -230,7 +230,7 @@ def test_an_event_without_its_closing_blank_line_is_still_read() -> None:
 
 
 def test_the_message_cache_translates_only_new_turns_and_rebuilds_on_any_other_change() -> None:
-    from chatlas_like.providers._anthropic_wire import MessageCache
+    from chatlas_like.providers._anthropic.wire import MessageCache
 
     cache = MessageCache()
     turns: list[Any] = [UserTurn("a"), AssistantTurn("b")]

@@ -102,9 +102,9 @@ def describe(component: list[str], graph: dict[str, set[str]]) -> str:
 def test_the_import_graph_sees_lazy_imports_and_skips_type_checking_ones() -> None:
     graph = import_graph()
     # chat_html is imported inside Chat._repr_html_: a lazy import is still an edge.
-    assert "chatlas_like._display" in graph["chatlas_like._chat"]
+    assert "chatlas_like._display.render" in graph["chatlas_like._chat"]
     # _display names Chat only for type checking.
-    assert "chatlas_like._chat" not in graph["chatlas_like._display"]
+    assert "chatlas_like._chat" not in graph["chatlas_like._display.render"]
 
 
 def test_no_two_package_modules_import_each_other_at_run_time() -> None:
@@ -115,8 +115,12 @@ def test_no_two_package_modules_import_each_other_at_run_time() -> None:
 
 def test_content_knows_nothing_of_display_persistence_or_providers() -> None:
     graph = import_graph()
-    above = {"chatlas_like._display", "chatlas_like._persist", "chatlas_like._chat"}
-    for lower in ("chatlas_like._content", "chatlas_like._tool_result"):
+    above = {
+        "chatlas_like._display.render",
+        "chatlas_like._persist.chat_file",
+        "chatlas_like._chat",
+    }
+    for lower in ("chatlas_like._core.content", "chatlas_like._core.tool_result"):
         assert not (graph[lower] & above), (lower, graph[lower] & above)
         assert not any(t.startswith("chatlas_like.providers") for t in graph[lower]), lower
 
@@ -132,8 +136,8 @@ def test_content_displays_itself_when_only_its_own_module_was_imported() -> None
     # The renderers are installed by the package's __init__, which Python runs before
     # any submodule: a user importing only the content module still gets every display.
     code = (
-        "from chatlas_like._content import ContentText, ContentToolRequest\n"
-        "from chatlas_like._tool_result import ContentToolResult\n"
+        "from chatlas_like._core.content import ContentText, ContentToolRequest\n"
+        "from chatlas_like._core.tool_result import ContentToolResult\n"
         "request = ContentToolRequest(id='t1', name='add', arguments={'x': 1})\n"
         "result = ContentToolResult(value=2, request=request)\n"
         "print(str(request)); print(str(result))\n"

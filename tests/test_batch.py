@@ -14,14 +14,14 @@ from pydantic import BaseModel
 
 from chatlas_like import (
     Chat,
-    _persist,
     batch_chat,
     batch_chat_completed,
     batch_chat_structured,
     batch_chat_text,
 )
 from chatlas_like._batch import _BatchJob  # pyright: ignore[reportPrivateUsage]
-from chatlas_like._structured import STRUCTURED_TOOL
+from chatlas_like._persist import chat_file as _persist
+from chatlas_like._tools.structured import STRUCTURED_TOOL
 from chatlas_like.testing import LoopbackServer, Reply
 
 from .batch_job import CAPITALS, PROMPTS, job_chat

@@ -18,7 +18,7 @@ from chatlas_like import (
     interpolate_file,
     token_usage,
 )
-from chatlas_like._tokens import reset_token_usage
+from chatlas_like._observe.tokens import reset_token_usage
 from chatlas_like.testing import Reply
 
 from .conftest import TEST_KEY, TEST_MODEL, make_chat

@@ -16,8 +16,8 @@ import pexpect
 import pytest
 
 from chatlas_like.__main__ import main
-from chatlas_like._console import ProgressEcho
-from chatlas_like._console import ask as ask_chat
+from chatlas_like._display.console import ProgressEcho
+from chatlas_like._display.console import ask as ask_chat
 from chatlas_like.testing import Reply
 
 from .conftest import TEST_KEY, make_chat

@@ -24,7 +24,7 @@ from chatlas_like import (
     Deny,
     UserTurn,
 )
-from chatlas_like._display import prose_html
+from chatlas_like._display.render import prose_html
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat

@@ -16,7 +16,7 @@ from rich.console import Console
 from syrupy.assertion import SnapshotAssertion
 
 from chatlas_like import ContentToolRequest, ContentToolResult
-from chatlas_like._display import PREVIEW_CHARS, format_result
+from chatlas_like._display.render import PREVIEW_CHARS, format_result
 
 REQUEST = ContentToolRequest("toolu_0001", "get_weather", {"city": "Paris", "days": 3})
 

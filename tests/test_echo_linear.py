@@ -13,9 +13,9 @@ import pytest
 from rich.console import Console
 
 from chatlas_like import ContentToolRequest, ContentToolResult
-from chatlas_like._console import ProgressEcho
-from chatlas_like._echo import ConsoleEcho, Echo
-from chatlas_like._notebook import NotebookEcho
+from chatlas_like._display.console import ProgressEcho
+from chatlas_like._display.notebook import NotebookEcho
+from chatlas_like._display.terminal import ConsoleEcho, Echo
 
 DELTA = "word "
 

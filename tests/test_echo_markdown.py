@@ -16,7 +16,7 @@ import pexpect
 from rich.console import Console
 
 from chatlas_like import ContentToolRequest, ContentToolResult
-from chatlas_like._echo import ConsoleEcho
+from chatlas_like._display.terminal import ConsoleEcho
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 RENDER = re.compile(r"\x1b\[\d+F\x1b\[J|\r\x1b\[J")

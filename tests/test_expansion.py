@@ -16,7 +16,7 @@ from chatlas_like import (
     from_json,
     to_json,
 )
-from chatlas_like.providers._anthropic import NO_PREFILL_MODELS
+from chatlas_like.providers._anthropic.provider import NO_PREFILL_MODELS
 from chatlas_like.testing import LoopbackServer, Reply
 
 from .conftest import make_chat

@@ -25,8 +25,8 @@ from chatlas_like import (
     StreamInterruptedError,
     ToolLoopLimitError,
 )
-from chatlas_like._limiter import Limiter
-from chatlas_like._retry import retry_delay
+from chatlas_like._run.limiter import Limiter
+from chatlas_like._run.retry import retry_delay
 from chatlas_like.testing import LoopbackServer, Reply
 
 from .conftest import TEST_KEY, TEST_MODEL, make_chat

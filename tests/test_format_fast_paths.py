@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from chatlas_like import ContentToolResult
-from chatlas_like._model_format import FormatError, format_value
+from chatlas_like._core.model_format import FormatError, format_value
 
 
 class Report:

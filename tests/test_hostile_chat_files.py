@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from chatlas_like import Chat, PersistenceError, UserTurn
-from chatlas_like.providers._anthropic import AnthropicProvider
+from chatlas_like.providers._anthropic.provider import AnthropicProvider
 from chatlas_like.testing import LoopbackServer, Reply
 
 from .conftest import TEST_KEY, TEST_MODEL

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from chatlas_like.providers._anthropic_wire import MAX_SENT_TEXT_BYTES
+from chatlas_like.providers._anthropic.wire import MAX_SENT_TEXT_BYTES
 from chatlas_like.testing import LoopbackServer, Reply
 
 from .conftest import make_chat

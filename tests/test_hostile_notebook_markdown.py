@@ -13,8 +13,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from chatlas_like import AssistantTurn, Chat, ContentText, UserTurn
-from chatlas_like._safe_markdown import safe_markdown
-from chatlas_like.providers._anthropic import AnthropicProvider
+from chatlas_like._display.safe_markdown import safe_markdown
+from chatlas_like.providers._anthropic.provider import AnthropicProvider
 from chatlas_like.testing import LoopbackServer, Reply
 
 from .conftest import make_chat

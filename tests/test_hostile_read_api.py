@@ -23,7 +23,7 @@ import orjson
 import pytest
 
 from chatlas_like import SqliteStore, ToolResultRecord, ToolResultStore
-from chatlas_like._serve_results import DEFAULT_PAGE, MAX_PAGE, listening_socket
+from chatlas_like._cli.serve_results import DEFAULT_PAGE, MAX_PAGE, listening_socket
 from chatlas_like._store import PostgresStore
 from chatlas_like.testing import TemporaryPostgres
 

@@ -17,8 +17,8 @@ from typing import Any, cast
 import pytest
 
 from chatlas_like import Chat, ContentToolResult, SqliteStore, StoreWarning, to_json
-from chatlas_like._display import error_html
-from chatlas_like._redact import failure_message, redact, scrub, strip_paths
+from chatlas_like._core.redact import failure_message, redact, scrub, strip_paths
+from chatlas_like._display.render import error_html
 from chatlas_like.testing import Reply
 
 from .conftest import TEST_KEY, make_chat

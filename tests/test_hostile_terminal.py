@@ -15,10 +15,10 @@ import pytest
 from rich.console import Console
 
 from chatlas_like import ContentToolResult
-from chatlas_like._console import ProgressEcho
-from chatlas_like._console import ask as ask_chat
-from chatlas_like._echo import ConsoleEcho
-from chatlas_like._terminal_safe import strip_controls
+from chatlas_like._core.terminal_safe import strip_controls
+from chatlas_like._display.console import ProgressEcho
+from chatlas_like._display.console import ask as ask_chat
+from chatlas_like._display.terminal import ConsoleEcho
 from chatlas_like.testing import LoopbackServer, Reply
 
 from .conftest import make_chat

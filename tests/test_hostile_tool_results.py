@@ -17,14 +17,14 @@ import orjson
 import pytest
 
 from chatlas_like import Chat, ContentToolRequest, ContentToolResult, UserTurn
-from chatlas_like._console import ProgressEcho
-from chatlas_like._console import ask as ask_chat
-from chatlas_like._echo import NULL_ECHO
-from chatlas_like._history import History
-from chatlas_like._loop import END, NEXT_EVENT, NEXT_RESULT, ModelCall, Run, RunTools, turn_loop
-from chatlas_like._tool_runner import Delivery, Finished, Stopped
-from chatlas_like.providers._anthropic import AnthropicProvider
-from chatlas_like.providers._anthropic_wire import message_events
+from chatlas_like._core.history import History
+from chatlas_like._display.console import ProgressEcho
+from chatlas_like._display.console import ask as ask_chat
+from chatlas_like._display.terminal import NULL_ECHO
+from chatlas_like._run.loop import END, NEXT_EVENT, NEXT_RESULT, ModelCall, Run, RunTools, turn_loop
+from chatlas_like._tools.runner import Delivery, Finished, Stopped
+from chatlas_like.providers._anthropic.provider import AnthropicProvider
+from chatlas_like.providers._anthropic.wire import message_events
 from chatlas_like.providers._base import RequestSpec
 from chatlas_like.testing import LoopbackServer, Reply
 

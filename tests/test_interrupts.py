@@ -358,8 +358,8 @@ def test_a_tool_raising_keyboard_interrupt_ends_the_chat_cleanly() -> None:
 def hung_round(stop: threading.Event) -> tuple[Any, threading.Event]:
     """A round of one call that hangs until released, its start already taken."""
     from chatlas_like import Tool
-    from chatlas_like._tool_runner import Started, ToolContext, ToolRound
-    from chatlas_like._workers import WorkerPool, background_loop
+    from chatlas_like._tools.runner import Started, ToolContext, ToolRound
+    from chatlas_like._tools.workers import WorkerPool, background_loop
 
     release = threading.Event()
 
@@ -389,7 +389,7 @@ def test_a_stop_asked_for_while_a_call_hangs_wakes_a_waiting_take() -> None:
 
 
 def test_a_stop_asked_for_while_a_call_hangs_wakes_a_waiting_next() -> None:
-    from chatlas_like._workers import submit_to_background
+    from chatlas_like._tools.workers import submit_to_background
 
     stop = threading.Event()
     tool_round, release = hung_round(stop)
@@ -403,8 +403,8 @@ def test_a_stop_asked_for_while_a_call_hangs_wakes_a_waiting_next() -> None:
 
 def test_a_tool_round_stopped_before_it_began_runs_nothing_and_says_nothing_started() -> None:
     from chatlas_like import Tool
-    from chatlas_like._tool_runner import Stopped, ToolContext, ToolRound
-    from chatlas_like._workers import WorkerPool
+    from chatlas_like._tools.runner import Stopped, ToolContext, ToolRound
+    from chatlas_like._tools.workers import WorkerPool
 
     ran: list[str] = []
 

@@ -23,12 +23,12 @@ from chatlas_like import (
     ContentToolResultProgress,
     SqliteStore,
 )
-from chatlas_like._console import ProgressEcho
-from chatlas_like._display import content_html, truncation_note
-from chatlas_like._echo import ConsoleEcho
-from chatlas_like._live_cards import call_key
-from chatlas_like._live_status import GRACE_S
-from chatlas_like._notebook import NotebookEcho
+from chatlas_like._display.console import ProgressEcho
+from chatlas_like._display.live_cards import call_key
+from chatlas_like._display.live_status import GRACE_S
+from chatlas_like._display.notebook import NotebookEcho
+from chatlas_like._display.render import content_html, truncation_note
+from chatlas_like._display.terminal import ConsoleEcho
 from chatlas_like.testing import LoopbackServer, Reply
 
 from .conftest import make_chat

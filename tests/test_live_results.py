@@ -23,8 +23,8 @@ from chatlas_like import (
     StreamController,
     Turn,
 )
-from chatlas_like._drive import drive
-from chatlas_like._loop import turn_loop
+from chatlas_like._run.drive import drive
+from chatlas_like._run.loop import turn_loop
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from chatlas_like import ContentToolResult, expand
-from chatlas_like._logging import LOGGER_NAME, configure_from_env, logger, scrub
+from chatlas_like._observe.log import LOGGER_NAME, configure_from_env, logger, scrub
 from chatlas_like.testing import Reply
 
 from .conftest import TEST_MODEL, make_chat

@@ -33,7 +33,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatlas_like import ContentToolResult
-from chatlas_like._model_format import CYCLE_MARKER, FormatError, format_value, iso_duration
+from chatlas_like._core.model_format import CYCLE_MARKER, FormatError, format_value, iso_duration
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat
@@ -321,7 +321,7 @@ def _modules_loaded_after(code: str) -> set[str]:
     script = (
         "import sys\n"
         "import chatlas_like\n"
-        "from chatlas_like._model_format import format_value\n"
+        "from chatlas_like._core.model_format import format_value\n"
         f"{code}\n"
         "print(','.join(sorted(m.split('.')[0] for m in sys.modules)))\n"
     )

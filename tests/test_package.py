@@ -67,7 +67,7 @@ def test_the_demo_runs_offline_and_shows_a_dataframe_tool_call() -> None:
 
 
 def test_the_live_demo_talks_to_the_configured_endpoint(serve: Any) -> None:
-    from chatlas_like._demo import demo_model
+    from chatlas_like._cli.demo import demo_model
 
     server = serve(demo_model)
     result = subprocess.run(

@@ -22,9 +22,9 @@ from chatlas_like import (
     parallel_chat_structured,
     parallel_chat_text,
 )
-from chatlas_like._limiter import Limiter
 from chatlas_like._parallel import BatchLimiter
-from chatlas_like._structured import STRUCTURED_TOOL
+from chatlas_like._run.limiter import Limiter
+from chatlas_like._tools.structured import STRUCTURED_TOOL
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat

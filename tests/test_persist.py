@@ -26,10 +26,10 @@ from chatlas_like import (
     UserTurn,
     to_json,
 )
-from chatlas_like._expansion import expand
-from chatlas_like._persist import CHAT_VERSION
+from chatlas_like._core.expansion import expand
+from chatlas_like._persist.chat_file import CHAT_VERSION
 from chatlas_like.providers import RequestSpec
-from chatlas_like.providers._anthropic import AnthropicProvider
+from chatlas_like.providers._anthropic.provider import AnthropicProvider
 from chatlas_like.testing import Reply
 
 from .conftest import TEST_KEY, make_chat
@@ -305,7 +305,8 @@ def test_a_pending_expansion_is_not_saved_so_the_full_content_is_sent(
 
 KILLED_SAVER = """
 import sys, time
-from chatlas_like import ChatAnthropic, UserTurn, AssistantTurn, _persist
+from chatlas_like import ChatAnthropic, UserTurn, AssistantTurn
+from chatlas_like._persist import chat_file as _persist
 
 chat = ChatAnthropic(model="m", api_key="k", base_url="http://127.0.0.1:9")
 chat.set_turns([UserTurn(["new " * 200_000]), AssistantTurn(["newer answer"])])
@@ -430,7 +431,7 @@ def test_what_is_never_persisted_never_reaches_the_json() -> None:
         MessageExpansion,
         UserTurn,
     )
-    from chatlas_like._serialize import NEVER_PERSISTED
+    from chatlas_like._persist.serialize import NEVER_PERSISTED
 
     request = ContentToolRequest("toolu_1", "t", {})
     error = ValueError("boom")

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 
 from chatlas_like import ContentToolRequest, ContentToolResult
-from chatlas_like._display import PREVIEW_CHARS, PREVIEW_LINES, preview
+from chatlas_like._display.render import PREVIEW_CHARS, PREVIEW_LINES, preview
 
 REQUEST = ContentToolRequest(id="toolu_1", name="lookup", arguments={})
 

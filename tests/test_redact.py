@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from chatlas_like import ContentToolResult, RestoredToolError
-from chatlas_like._redact import MAX_FAILURE_BYTES, failure_message, redact, strip_paths
+from chatlas_like._core.redact import MAX_FAILURE_BYTES, failure_message, redact, strip_paths
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat

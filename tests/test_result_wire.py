@@ -24,7 +24,7 @@ from chatlas_like import (
     from_json,
     to_json,
 )
-from chatlas_like.providers._anthropic_wire import content_block
+from chatlas_like.providers._anthropic.wire import content_block
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat

@@ -25,10 +25,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from chatlas_like import ContentToolResult, SqliteStore, expand, parallel_chat
-from chatlas_like._errors import StreamInterruptedError
-from chatlas_like._options import ChatOptions
-from chatlas_like._telemetry import CAPTURE_CONTENT_ENV, QUIET, observe_call
-from chatlas_like._workers import WorkerPool
+from chatlas_like._core.errors import StreamInterruptedError
+from chatlas_like._observe.telemetry import CAPTURE_CONTENT_ENV, QUIET, observe_call
+from chatlas_like._run.options import ChatOptions
+from chatlas_like._tools.workers import WorkerPool
 from chatlas_like.testing import Reply
 
 from .conftest import TEST_MODEL, make_chat
@@ -617,7 +617,7 @@ def test_token_usage_and_duration_histograms_are_recorded_with_a_meter_provider(
 def test_a_failed_request_is_counted_in_the_duration_histogram_with_its_error_type(
     serve: Serve, reader: InMemoryMetricReader
 ) -> None:
-    from chatlas_like._errors import BadRequestError
+    from chatlas_like._core.errors import BadRequestError
 
     server = serve([Reply.error(400, "invalid_request_error", "bad")])
     chat = make_chat(server)

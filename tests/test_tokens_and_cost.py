@@ -12,12 +12,12 @@ from chatlas_like import (
     AssistantTurn,
     Usage,
     UserTurn,
-    _prices,  # pyright: ignore[reportPrivateUsage]
     set_token_price,
     token_usage,
 )
-from chatlas_like._prices import PRICES_TAKEN, get_token_price
-from chatlas_like._tokens import reset_token_usage
+from chatlas_like._observe.tokens import reset_token_usage
+from chatlas_like.providers import _prices  # pyright: ignore[reportPrivateUsage]
+from chatlas_like.providers._prices import PRICES_TAKEN, get_token_price
 from chatlas_like.testing import LoopbackServer, Reply
 
 from .conftest import make_chat

@@ -49,7 +49,7 @@ def test_invalid_fields_are_rejected(kwargs: dict[str, str]) -> None:
 
 
 def test_only_a_success_may_carry_an_expansion() -> None:
-    from chatlas_like._expansion import MessageExpansion
+    from chatlas_like._core.expansion import MessageExpansion
 
     with pytest.raises(ExpansionError):
         ContentToolResult(error="x", message_expansion=MessageExpansion([]))

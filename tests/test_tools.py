@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from chatlas_like import Tool
-from chatlas_like._tools import ArgumentError
+from chatlas_like._tools.tool import ArgumentError
 
 
 def numpy_style(city: str, days: int = 3) -> str:

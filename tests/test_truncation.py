@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatlas_like import ContentToolRequest, ContentToolResult, SqliteStore
-from chatlas_like._finalize import truncate
-from chatlas_like._utf8 import cut_to_bytes, utf8_length
+from chatlas_like._core.utf8 import cut_to_bytes, utf8_length
+from chatlas_like._tools.finalize import truncate
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat
@@ -114,8 +114,8 @@ def test_a_tools_own_limit_overrides_the_chats(serve: Callable[..., Any]) -> Non
 
 
 def test_an_as_is_list_is_measured_as_its_json() -> None:
-    from chatlas_like._finalize import Finalizer
-    from chatlas_like._history import History
+    from chatlas_like._core.history import History
+    from chatlas_like._tools.finalize import Finalizer
 
     value = [{"type": "text", "text": "é" * 400}]
     request = ContentToolRequest("toolu_1", "t", {})
@@ -158,9 +158,9 @@ def _run_id(folder: Path) -> str:
     ids=["many-strings", "many-text-blocks"],
 )
 def test_a_content_list_over_the_limit_is_cut_to_the_limit_as_sent(value: list[object]) -> None:
-    from chatlas_like._finalize import Finalizer
-    from chatlas_like._history import History
-    from chatlas_like.providers._anthropic_wire import content_block
+    from chatlas_like._core.history import History
+    from chatlas_like._tools.finalize import Finalizer
+    from chatlas_like.providers._anthropic.wire import content_block
 
     request = ContentToolRequest("toolu_1", "t", {})
     result = ContentToolResult(value=value, model_format="as_is", request=request)

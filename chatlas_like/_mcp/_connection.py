@@ -26,8 +26,8 @@ from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, suppress
 from typing import Any, TypeVar
 
-from .._errors import McpServerError
-from .._workers import background_loop
+from .._core.errors import McpServerError
+from .._tools.workers import background_loop
 
 __all__ = ["McpConnection", "McpUnavailable", "on_background", "on_background_blocking"]
 

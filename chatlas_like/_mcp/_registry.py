@@ -20,8 +20,8 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._tool_result import ContentToolResult
-from .._tools import Tool, ToolBuiltIn
+from .._core.tool_result import ContentToolResult
+from .._tools.tool import Tool, ToolBuiltIn
 from ._connection import McpConnection, McpUnavailable, Transport, on_background
 from ._tools import McpTool, ToolFilter, build_tools, warn_unmatched
 

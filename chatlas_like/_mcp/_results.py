@@ -35,8 +35,8 @@ import binascii
 from collections.abc import Sequence
 from typing import Any
 
-from .._content import Content, ContentDocument, ContentImageInline, ContentPDF, ContentText
-from .._tool_result import ContentToolResult
+from .._core.content import Content, ContentDocument, ContentImageInline, ContentPDF, ContentText
+from .._core.tool_result import ContentToolResult
 
 __all__ = ["to_tool_result"]
 

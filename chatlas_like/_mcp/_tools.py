@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from .._tool_result import ContentToolResult
-from .._tools import ArgumentError, Tool
+from .._core.tool_result import ContentToolResult
+from .._tools.tool import ArgumentError, Tool
 
 __all__ = ["McpTool", "ToolFilter", "build_tools"]
 

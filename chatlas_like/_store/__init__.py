@@ -7,7 +7,7 @@ pool, for apps on several machines). A chat attached to a store
 (``ChatAnthropic(store=..., tenant_id=...)``) writes every result as it is produced,
 errors included; with ``paging=True`` the model may read past the cut of a long
 result with the ``read_tool_result`` tool. ``python -m chatlas_like serve-results``
-serves the records over HTTP (see :mod:`chatlas_like._serve_results`).
+serves the records over HTTP (see :mod:`chatlas_like._cli.serve_results`).
 """
 
 from __future__ import annotations

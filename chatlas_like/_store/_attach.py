@@ -1,6 +1,6 @@
 """A chat attached to a store: the keeper that writes each result, and the paging tool.
 
-The keeper runs in the finaliser (:mod:`chatlas_like._finalize`), once per batch of
+The keeper runs in the finaliser (:mod:`chatlas_like._tools.finalize`), once per batch of
 results, with each result's whole model-facing text: it writes one record per result
 (cut past ``store_max_bytes``), errors included, in one transaction. A write that
 fails does not stop the conversation: it warns (:class:`StoreWarning`) and the
@@ -19,11 +19,11 @@ import warnings
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from .._finalize import READ_MORE_TOOL, WholeResult
-from .._redact import safe_description
-from .._telemetry import store_failed
-from .._tools import Tool
-from .._utf8 import cut_to_bytes, utf8_length
+from .._core.redact import safe_description
+from .._core.utf8 import cut_to_bytes, utf8_length
+from .._observe.telemetry import store_failed
+from .._tools.finalize import READ_MORE_TOOL, WholeResult
+from .._tools.tool import Tool
 from ._protocol import StoredRange, StoreWarning, ToolResultStore
 from ._record import ToolResultRecord
 

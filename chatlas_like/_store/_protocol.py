@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from .._errors import ChatlasLikeError
+from .._core.errors import ChatlasLikeError
 from ._record import ToolResultRecord
 
 __all__ = ["SCHEMA_VERSION", "StoreError", "StoreWarning", "StoredRange", "ToolResultStore"]

@@ -25,7 +25,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .._redact import scrub
+from .._core.redact import scrub
 from ._protocol import SCHEMA_VERSION, StoredRange, StoreError
 from ._record import ToolResultRecord, check_run_id, now_ms
 

@@ -1,4 +1,4 @@
-"""Model providers. Only ``_anthropic.py`` imports a provider SDK, and only when used."""
+"""Model providers: the interface every provider implements, and Anthropic's behind it."""
 
 from ._base import Provider, RequestSpec
 

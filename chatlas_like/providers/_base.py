@@ -5,7 +5,7 @@ an assistant turn (``accumulator``), with no I/O, so both are tested on fixtures
 send side is small: ``open`` / ``open_async`` post a body and return the response as
 an iterator of event dicts; a non-streamed response is replayed as the same events, so
 streaming and non-streaming answers go through one processing path. Provider errors
-are translated into :mod:`chatlas_like._errors` in one place per provider.
+are translated into :mod:`chatlas_like._core.errors` in one place per provider.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Protocol, Required, TypedDict, runtime_checkable
 
-from .._content import Content
-from .._tools import Tool, ToolBuiltIn
-from .._turn import AssistantTurn, Turn
+from .._core.content import Content
+from .._core.turn import AssistantTurn, Turn
+from .._tools.tool import Tool, ToolBuiltIn
 
 __all__ = [
     "Accumulator",

@@ -28,7 +28,7 @@ from typing import Any, cast
 
 import orjson
 
-from .._workers import leave_signals_to_main_thread
+from .._tools.workers import leave_signals_to_main_thread
 from ._batches import MessageBatches
 from ._files import FileStore
 from ._requests import Backend, RecordedRequest

@@ -1,0 +1,1 @@
+"""The command line: ``python -m chatlas_like demo | chat | serve-results``."""

@@ -1,0 +1,145 @@
+"""The conversation a chat holds, and the one rule for writing to it.
+
+Only the turn loop that claimed the history last may write to it, so an abandoned
+stream resumed after a newer ``chat()`` cannot corrupt it. Dangling tool requests
+(from an abandoned stream, or turns given to ``set_turns``) are answered with refused
+results by :func:`answer_dangling`, the same repair the loop applies when interrupted.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+
+from .content import ContentToolRequest
+from .errors import HistoryError
+from .tool_result import ContentToolResult, failed, refused
+from .turn import Turn, UserTurn
+
+__all__ = ["History", "answer_dangling", "unanswered_requests"]
+
+SUPERSEDED = (
+    "this response was superseded by a newer chat() or stream() on the same chat; "
+    "its history was left as the newer call made it"
+)
+
+
+class History:
+    """The turns of a conversation, the run id, and the tool-result sequence counter.
+
+    ``run_id`` is the run this history writes its tool results under: always its own
+    (a loaded or copied chat gets a new one), so two chats never write over each
+    other's results. ``parent_runs`` are the runs its earlier results were written
+    under, nearest first: a loaded chat reads them (paging), never writes them.
+    """
+
+    __slots__ = ("_owner", "last_sequence", "parent_runs", "run_id", "turns")
+
+    def __init__(
+        self,
+        turns: Sequence[Turn] = (),
+        run_id: str | None = None,
+        parent_runs: Sequence[str] = (),
+    ) -> None:
+        self.turns: list[Turn] = list(turns)
+        self.run_id = run_id or str(uuid.uuid4())
+        self.parent_runs: tuple[str, ...] = tuple(parent_runs)
+        self.last_sequence = 0
+        self._owner: object | None = None
+
+    def claim(self) -> object:
+        """Make a new writer the only one allowed; returns its token."""
+        token = object()
+        self._owner = token
+        return token
+
+    def owns(self, token: object) -> bool:
+        """Whether ``token`` is still the writer."""
+        return self._owner is token
+
+    def check(self, token: object) -> None:
+        """Raise :class:`HistoryError` when ``token`` was superseded."""
+        if self._owner is not token:
+            raise HistoryError(SUPERSEDED)
+
+    def append(self, turn: Turn, token: object) -> None:
+        self.check(token)
+        self.turns.append(turn)
+
+    def remove(self, turn: Turn, token: object) -> None:
+        """Take ``turn`` (this very object) out again, e.g. a prompt whose call failed."""
+        self.check(token)
+        for i in range(len(self.turns) - 1, -1, -1):
+            if self.turns[i] is turn:
+                del self.turns[i]
+                return
+
+    def replace(self, turns: Sequence[Turn]) -> None:
+        """New turns; any running writer is superseded."""
+        self._owner = object()
+        self.turns = list(turns)
+
+    def answered_ids(self) -> set[str]:
+        """The ids of the tool requests this history holds a result for."""
+        return {
+            result.request.id
+            for turn in self.turns
+            if turn.role == "user"
+            for result in turn.tool_results
+            if result.request is not None
+        }
+
+    def next_sequences(self, count: int) -> range:
+        """The next ``count`` tool-result sequence numbers of this run (1-based)."""
+        start = self.last_sequence + 1
+        self.last_sequence += count
+        return range(start, start + count)
+
+
+def unanswered_requests(turns: Sequence[Turn]) -> list[ContentToolRequest]:
+    """Tool requests of the last assistant turn that no later turn answers."""
+    for i in range(len(turns) - 1, -1, -1):
+        if turns[i].role == "assistant":
+            requests = turns[i].tool_requests
+            if not requests:
+                return []
+            answered = {
+                result.request.id
+                for later in turns[i + 1 :]
+                for result in later.tool_results
+                if result.request is not None
+            }
+            return [r for r in requests if r.id not in answered]
+    return []
+
+
+def answer_dangling(
+    turns: list[Turn],
+    reason: str,
+    finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]] | None = None,
+    *,
+    ran: bool = False,
+) -> list[ContentToolResult]:
+    """Answer the last assistant turn's unanswered requests with refused results.
+
+    The results go into the user turn right after the assistant turn (created if
+    needed), tool results first, so the next request is valid. With ``ran`` (the calls
+    ran, but their results were lost) they are ``error`` results: a refusal would tell
+    the model it is safe to send the calls again.
+    """
+    pending = unanswered_requests(turns)
+    if not pending:
+        return []
+    answer = failed if ran else refused
+    results = [answer(request, reason) for request in pending]
+    if finalize is not None:
+        results = finalize(results)
+    index = max(i for i, t in enumerate(turns) if t.role == "assistant") + 1
+    if index < len(turns) and turns[index].role == "user":
+        follower = turns[index]
+        existing = follower.tool_results
+        others = [c for c in follower.contents if not isinstance(c, ContentToolResult)]
+        turns[index] = follower.copy_with([*existing, *results, *others])
+    else:
+        turns.insert(index, UserTurn(results))
+    return results

@@ -1,0 +1,218 @@
+"""What may be shown of a failure: short, without paths, without secrets.
+
+A failure reaches the model as ``Type: message`` (or the tool's own message), cut to
+``MAX_FAILURE_BYTES`` UTF-8 bytes, with no traceback, absolute paths and ``file://``
+URLs reduced to their file name (an OSError's own file names by value, the user's home
+folder by value, other home folders even with spaces in their names), and secrets
+replaced by ``[REDACTED]``.
+
+Secrets are:
+
+* the values of the process's environment variables named like a secret: ending in
+  ``_KEY``, ``TOKEN``, ``SECRET``, ``PASSWORD``, ``PASSWD``, ``_PASS``, ``_PWD`` or
+  ``_CREDENTIAL(S)`` (``ANTHROPIC_API_KEY``, ``PGPASSWORD``, ``DB_PASS``,
+  ``MYSQL_PWD``), of six characters or more;
+* the password of every environment variable whose value is a URL with credentials
+  (``DATABASE_URL=postgresql://user:PASSWORD@host/db``), wherever it appears;
+* the password of any ``scheme://user:password@host`` URL in the text;
+* bearer and basic tokens (``Authorization: Bearer ...``, in any case, ``+/=``
+  included), JSON web tokens, and strings shaped like well-known API keys.
+
+One redaction covers everything that leaves a failure: what the model reads
+(:func:`failure_message`) and what is saved with a chat, stored, displayed, warned
+about or logged (:func:`scrub`, :func:`safe_error_message`: the same without the cut).
+This is a safety net: tools should still keep secrets out of their messages.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from typing import cast
+
+from .utf8 import clean_text, cut_to_bytes
+
+__all__ = [
+    "MAX_FAILURE_BYTES",
+    "describe_error",
+    "failure_message",
+    "redact",
+    "safe_description",
+    "safe_error_message",
+    "scrub",
+    "strip_paths",
+]
+
+MAX_FAILURE_BYTES = 1_000
+REDACTED = "[REDACTED]"
+_SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")  # the classic four
+# A variable named like a secret: a suffix after ``_`` (``DB_PASS``), or a word that
+# ends the name whatever precedes it (``PGPASSWORD``, ``GITHUBTOKEN``).
+_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:KEY|PASS|PWD|CREDENTIALS?)$|(?:TOKEN|SECRET|PASSWORD|PASSWD|APIKEY)$"
+)
+_MIN_SECRET_LENGTH = 6
+
+# ``scheme://user:password@host``: the password runs to the last ``@`` before the host
+# (a raw ``@`` in a password is common) and is replaced; the user name is kept.
+_URL_PASSWORD = re.compile(
+    r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@'\"<>]*:)"
+    r"([^\s/?#'\"<>]+?)"
+    r"(?=@[^\s/?#@'\"<>]+(?:[/?#\s'\"<>]|$))"
+)
+_TOKEN_CHARS = r"[A-Za-z0-9._~+/=\-]"
+_KEY_SHAPES = re.compile(
+    r"sk-ant-[A-Za-z0-9_\-]{8,}"  # Anthropic
+    r"|sk-(?:proj-)?[A-Za-z0-9_\-]{20,}"  # OpenAI style
+    r"|gh[pousr]_[A-Za-z0-9]{20,}"  # GitHub
+    r"|xox[abposr]-[A-Za-z0-9\-]{10,}"  # Slack
+    r"|AKIA[0-9A-Z]{16}"  # AWS access key id
+    r"|AIza[0-9A-Za-z_\-]{30,}"  # Google
+    # A bearer token, any case: 16 characters or more, or 8 with a digit or a symbol
+    # (so "the bearer of bad news" stays).
+    rf"|(?<=[Bb][Ee][Aa][Rr][Ee][Rr] )(?:{_TOKEN_CHARS}{{16,}}"
+    rf"|(?={_TOKEN_CHARS}*[0-9._~+/\-]){_TOKEN_CHARS}{{8,}})=*"
+    r"|(?<=[Bb][Aa][Ss][Ii][Cc] )(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}=*"
+    r"|\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]+"  # JSON web token
+)
+# An absolute POSIX, Windows (either slash, doubled as repr() writes them) or UNC path,
+# or a file:// URL: keep only its last component. A Windows folder name may hold spaces
+# (``C:\\Users\\Jane Doe\\``): it runs to the next separator.
+_ABS_PATH = re.compile(
+    r"(?<![\w.:/\\-])"
+    r"(?:(?i:file)://[^\s/'\"<>|]*/(?:[^\s/'\"<>|]+/)*"
+    r"|/(?:[^\s/'\"<>|:]+/)+"
+    r"|[A-Za-z]:[\\/]+(?:[^\r\n\t\\/'\"<>|:]+[\\/]+)+"
+    r"|\\{2,}(?:[^\r\n\t\\'\"<>|:]+\\+)+)"
+    r"(?=[^\s/\\'\"<>|:]+)"
+)
+# A home folder (``/home/NAME/``, ``/Users/NAME/``) whose names may hold spaces, and the
+# folders below it: everything up to the last slash goes.
+_HOME_PATH = re.compile(r"(?<![\w.:/\\-])/(?:home|Users)/(?:[^\r\n/'\"<>|:]+/)+(?=[^\s/'\"<>|:]+)")
+# An absolute POSIX path in quotes (as an OSError writes its file name): the quotes
+# bound it, so its folder names may hold spaces.
+_QUOTED_PATH = re.compile(r"(?<=(['\"]))/(?:[^\r\n/'\"]+/)+(?=[^\r\n/'\"]+\1)")
+# A traceback pasted into a message: the header and its indented frames.
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\):\n(?:[ \t]+[^\n]*(?:\n|$))*")
+
+
+def _env_secrets() -> tuple[str, ...]:
+    values: set[str] = set()
+    for name, value in os.environ.items():
+        if _SECRET_NAME.search(name.upper()):
+            values.add(value)
+        if "://" in value:
+            values.update(m.group(2) for m in _URL_PASSWORD.finditer(value))
+    kept = (v for v in values if len(v) >= _MIN_SECRET_LENGTH)
+    # Longest first, so a secret containing another is replaced whole.
+    return tuple(sorted(kept, key=len, reverse=True))
+
+
+@lru_cache(maxsize=8)
+def _secret_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not secrets:
+        return None
+    return re.compile("|".join(re.escape(s) for s in secrets))
+
+
+def redact(text: str) -> str:
+    """Replace known secrets and secret-shaped strings in ``text`` by ``[REDACTED]``."""
+    pattern = _secret_pattern(_env_secrets())
+    if pattern is not None:
+        text = pattern.sub(REDACTED, text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(rf"\1{REDACTED}", text)
+    return _KEY_SHAPES.sub(REDACTED, text)
+
+
+def strip_paths(text: str) -> str:
+    """Reduce absolute file paths and ``file://`` URLs in ``text`` to their file name."""
+    home = _home_folder()
+    if home is not None and home in text:
+        text = _home_pattern(home).sub("", text)
+    text = _HOME_PATH.sub("", text)
+    return _ABS_PATH.sub("", _QUOTED_PATH.sub("", text))
+
+
+def _home_folder() -> str | None:
+    """The user's home folder, when it is deep enough to name someone (not ``/``)."""
+    home = (os.environ.get("HOME") or os.environ.get("USERPROFILE") or "").rstrip("\\/")
+    return home if len(home) > 1 and ("/" in home or "\\" in home) else None
+
+
+@lru_cache(maxsize=4)
+def _home_pattern(home: str) -> re.Pattern[str]:
+    # The home folder, by value (spaces and all), with the folders below it.
+    return re.compile(re.escape(home) + r"[\\/]+(?:[^\r\n\\/'\"<>|]+[\\/]+)*")
+
+
+def scrub(text: str) -> str:
+    """``text`` without a traceback, absolute paths or secrets; not cut.
+
+    Characters UTF-8 cannot encode are replaced (and a note says so), so the text can
+    be sent, saved and printed.
+
+    What is saved, stored, displayed, warned about or logged of a failure goes through
+    this: it is what :func:`failure_message` does, without the size cut.
+    """
+    return redact(strip_paths(_TRACEBACK.sub("", clean_text(text))))
+
+
+def _base_name(path: str) -> str:
+    """The last component of ``path``, split at either slash."""
+    parts = [p for p in re.split(r"[\\/]+", path) if p]
+    return parts[-1] if parts else path
+
+
+def _reduce_file_names(error: object, text: str) -> str:
+    """``text`` with an OSError's ``filename``/``filename2`` reduced to their base name.
+
+    By value, so a path with spaces, a relative path or one the patterns of
+    :func:`strip_paths` miss is reduced too.
+    """
+    if not isinstance(error, OSError):
+        return text
+    for value in (error.filename, error.filename2):
+        if isinstance(value, (str, bytes, os.PathLike)):
+            path = os.fsdecode(cast("str | bytes | os.PathLike[str]", value))
+            base = _base_name(path)
+            text = text.replace(repr(cast(object, value)), repr(base)).replace(path, base)
+    return text
+
+
+def describe_error(error: object) -> str:
+    """``Type: message`` for an exception, the text itself for a message."""
+    if isinstance(error, BaseException):
+        from .errors import RestoredToolError
+
+        if isinstance(error, RestoredToolError):
+            name, message = error.type_name, error.message
+        else:
+            name, message = type(error).__name__, str(error)
+        return f"{name}: {message}" if message else name
+    return str(error) if error is not None else "The tool call failed."
+
+
+def safe_error_message(error: BaseException | str) -> str:
+    """The message of ``error`` (without its type name), scrubbed (see :func:`scrub`)."""
+    if isinstance(error, str):
+        return scrub(error)
+    from .errors import RestoredToolError
+
+    message = error.message if isinstance(error, RestoredToolError) else str(error)
+    return scrub(_reduce_file_names(error, message))
+
+
+def safe_description(error: object) -> str:
+    """``Type: message`` (see :func:`describe_error`), scrubbed; not cut."""
+    return scrub(_reduce_file_names(error, describe_error(error)))
+
+
+def failure_message(error: object, limit: int = MAX_FAILURE_BYTES) -> str:
+    """What the model reads for a failed call: described, path-free, redacted, cut."""
+    text = safe_description(error)
+    cut = cut_to_bytes(text, limit)
+    if len(cut) < len(text):
+        cut = cut_to_bytes(text, limit - 3) + "..."
+    return cut

@@ -1,0 +1,170 @@
+"""``Chat.export()``: a conversation as a Markdown or HTML transcript.
+
+chatlas's signature and layout (a heading per turn, the system prompt at the end in a
+``<details>`` block). Unlike chatlas, the HTML file is self-contained (no scripts or
+stylesheets fetched from a CDN when it is opened) and everything in it is escaped
+through :mod:`chatlas_like._display.render`: model prose is rendered as Markdown with raw HTML
+turned off, tool calls and results are escaped cards. In Markdown, tool calls and data
+are fenced as in ``_repr_markdown_``, and raw HTML in prose (and the title) is
+neutralised outside code, so opening the transcript in a viewer runs nothing and
+fetches nothing.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from .._core.content import ContentText
+from .._core.turn import Turn
+
+if TYPE_CHECKING:
+    from .._chat import Chat
+
+__all__ = ["export_chat"]
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:760px;margin:2em auto;padding:0 1em;"
+    "line-height:1.5}pre{white-space:pre-wrap}.turn{margin:1.2em 0}"
+    ".role{font-weight:bold;opacity:.7}"
+)
+
+
+def export_chat(
+    chat: Chat,
+    filename: str | os.PathLike[str],
+    *,
+    turns: Sequence[Turn] | None = None,
+    title: str | None = None,
+    content: Literal["text", "all"] = "text",
+    include_system_prompt: bool = True,
+    overwrite: bool = False,
+) -> Path:
+    """Write ``chat``'s transcript to ``filename`` (``.md`` or ``.html``); its path."""
+    if content not in ("text", "all"):
+        raise ValueError(f"content must be 'text' or 'all', got {content!r}")
+    turns = list(turns) if turns else chat.get_turns()
+    if not turns:
+        raise ValueError("there are no turns to export")
+    path = Path(filename).resolve()
+    if path.suffix not in (".md", ".html"):
+        raise ValueError(f"export to a .md or .html file, not {path.name!r}")
+    if path.exists() and not overwrite:
+        raise ValueError(f"{path} exists already; pass overwrite=True to replace it")
+    system = chat.system_prompt if include_system_prompt else None
+    if path.suffix == ".html":
+        text = _html(turns, title, content == "all", system)
+    else:
+        text = _markdown(turns, title, content == "all", system)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _shown(turn: Turn, everything: bool) -> Turn | None:
+    if everything:
+        return turn
+    texts = [c for c in turn.contents if isinstance(c, ContentText) and c.text.strip()]
+    return turn.copy_with(texts) if texts else None
+
+
+# -- Markdown ------------------------------------------------------------------------------
+
+
+def _markdown(turns: list[Turn], title: str | None, everything: bool, system: str | None) -> str:
+    from .render import content_markdown
+
+    parts: list[str] = []
+    if title:
+        parts.append(f"# {_inline_safe(title)}")
+    for turn in turns:
+        shown = _shown(turn, everything)
+        if shown is None:
+            continue
+        body = "\n\n".join(
+            _prose_safe(c.text) if isinstance(c, ContentText) else content_markdown(c)
+            for c in shown.contents
+        )
+        parts.append(f"## {turn.role.capitalize()}\n\n{body}")
+    if system:
+        parts.append(
+            "<details><summary>System prompt</summary>\n\n"
+            f"<pre>{html.escape(system)}</pre>\n\n</details>"
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def _prose_safe(text: str) -> str:
+    """Markdown prose with raw HTML and images made inert, code left as written."""
+    lines: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        match = _FENCE.match(line)
+        if fence is not None:
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = None
+            lines.append(line)
+        elif match:
+            fence = match.group(1)
+            lines.append(line)
+        elif line.startswith(("    ", "\t")):
+            lines.append(line)  # an indented code block shows its text as it is
+        else:
+            lines.append(_inline_safe(line))
+    return "\n".join(lines)
+
+
+def _inline_safe(line: str) -> str:
+    pieces: list[str] = []
+    last = 0
+    for span in _CODE_SPAN.finditer(line):
+        pieces.append(_escape_html(line[last : span.start()]))
+        pieces.append(span.group(0))
+        last = span.end()
+    pieces.append(_escape_html(line[last:]))
+    return "".join(pieces)
+
+
+def _escape_html(text: str) -> str:
+    # `<` starts raw HTML and autolinks; `![` starts an image a viewer would fetch.
+    return text.replace("<", "&lt;").replace("![", "\\![")
+
+
+# -- HTML ----------------------------------------------------------------------------------
+
+
+def _html(turns: list[Turn], title: str | None, everything: bool, system: str | None) -> str:
+    from .render import content_html, prose_html
+
+    esc = html.escape
+    body: list[str] = []
+    if title:
+        body.append(f"<h1>{esc(title)}</h1>")
+    for turn in turns:
+        shown = _shown(turn, everything)
+        if shown is None:
+            continue
+        inner = "".join(
+            prose_html(c.text) if isinstance(c, ContentText) else content_html(c)
+            for c in shown.contents
+        )
+        body.append(
+            f"<section class='turn role-{esc(turn.role)}'>"
+            f"<div class='role'>{esc(turn.role.capitalize())}</div>{inner}</section>"
+        )
+    if system:
+        body.append(f"<details><summary>System prompt</summary><pre>{esc(system)}</pre></details>")
+    head_title = f"<title>{esc(title)}</title>" if title else ""
+    return (
+        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"
+        "<meta http-equiv='Content-Security-Policy' "
+        "content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">"
+        f"{head_title}<style>{_STYLE}</style></head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )

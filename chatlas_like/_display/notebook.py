@@ -1,0 +1,171 @@
+"""Echo into a Jupyter notebook: one output, updated in place, in linear time.
+
+The streamed text is re-sent to the front end only when it has grown by a fixed share
+since the last update, so the bytes sent for an answer of n characters stay
+proportional to n however many deltas it arrives in. When a text segment ends it is
+sent once more, rendered as Markdown (raw HTML escaped). Each tool call is one
+collapsible card below the text it follows: shown running when the model asks for it,
+updated in place with each progress item, and replaced by its outcome, as in the
+finished transcript (:func:`chatlas_like._display.render.chat_html`).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+from .._core.content import (
+    Content,
+    ContentCitation,
+    ContentJson,
+    ContentText,
+    ContentThinkingDelta,
+    ContentToolRequest,
+)
+from .._core.tool_result import ContentToolResult, ContentToolResultProgress
+from .live_cards import LiveCalls, running_card_html
+from .render import content_html, inserted_html
+
+if TYPE_CHECKING:
+    from .._core.turn import Turn
+    from .echo_options import EchoOptions
+    from .terminal import EchoMode
+
+__all__ = ["NotebookEcho"]
+
+# Thinking deltas would each become an output; a structured answer and citations are
+# already in the streamed text.
+_NOT_SHOWN = (ContentThinkingDelta, ContentCitation, ContentJson)
+DEFAULT_CARD_HEIGHT = "24em"  # what a card's preview is bounded by already
+GROWTH = 0.05  # re-render when the text grew by this share...
+MIN_GROWTH = 64  # ...and by at least this many characters
+
+
+class NotebookEcho:
+    """Renders a streaming answer into notebook outputs, each text segment updated in place.
+
+    Parameters
+    ----------
+    mode
+        ``"text"``, ``"output"`` or ``"all"``.
+    display
+        ``display(html, handle) -> handle``: shows ``html`` as a new output when
+        ``handle`` is None, otherwise replaces that output; IPython's by default.
+    options
+        Display settings (:meth:`Chat.set_echo_options`): ``css_styles`` style the
+        text, ``tool_result_max_height`` bounds each tool card.
+    """
+
+    def __init__(
+        self, mode: EchoMode = "output", display: Any = None, *, options: EchoOptions | None = None
+    ) -> None:
+        from .echo_options import EchoOptions
+
+        self.mode = mode
+        self.options = options if options is not None else EchoOptions()
+        self._display = display or _ipython_display
+        self._handle: Any = None  # the output of the text segment being streamed
+        self._parts: list[str] = []
+        self._length = 0
+        self._shown = 0
+        self.updates = 0
+        self.bytes_sent = 0
+        self._calls = LiveCalls(lambda: 0.0)  # no clock: a card shows no elapsed time
+        self._cards: dict[str, Any] = {}  # call id -> the output of its card
+
+    def user_turn(self, turn: Turn) -> None:
+        if self.mode == "all":
+            self._close_text()
+            self._show(
+                f"<div class='chatlas-like-user'><strong>👤</strong> {html.escape(turn.text)}</div>",
+                None,
+            )
+
+    def inserted_turn(self, turn: Turn) -> None:
+        if self.mode == "text":
+            return
+        self._close_text()
+        self._show(inserted_html(turn), None)
+
+    def text(self, delta: str) -> None:
+        self._parts.append(delta)
+        self._length += len(delta)
+        if self._length - self._shown >= max(MIN_GROWTH, int(self._shown * GROWTH)):
+            self._render_text()
+
+    def content(self, item: Content) -> None:
+        if self.mode == "text" or isinstance(item, _NOT_SHOWN):
+            return
+        if isinstance(item, ContentText):
+            self.text(item.text)
+            return
+        self._close_text()
+        if isinstance(item, ContentToolRequest):
+            self._card(item.id, running_card_html(self._calls.requested(item)))
+        elif isinstance(item, ContentToolResultProgress):
+            call = self._calls.progressed(item)
+            if call is not None:
+                self._card(call.request.id, running_card_html(call))
+        elif isinstance(item, ContentToolResult) and item.request is not None:
+            self._calls.finished(item)
+            self._card(item.request.id, content_html(item), last=True)
+        else:
+            self._show(self._bounded(content_html(item)), None)
+
+    def tool_started(self, request: ContentToolRequest) -> None:
+        pass  # its card shows it running from the request on
+
+    def _card(self, call_id: str, card: str, *, last: bool = False) -> None:
+        """Show a call's card in its own output, replacing what it showed before."""
+        handle = self._cards.pop(call_id, None) if last else self._cards.get(call_id)
+        shown = self._show(self._bounded(card), handle)
+        if not last:
+            self._cards[call_id] = shown
+
+    def _bounded(self, card: str) -> str:
+        height = self.options.tool_result_max_height
+        if height is not None and height != DEFAULT_CARD_HEIGHT:
+            return f"<div style='max-height:{height};overflow:auto'>{card}</div>"
+        return card
+
+    def finish(self) -> None:
+        self._close_text()
+        self._calls.clear()
+        self._cards.clear()
+
+    def _render_text(self) -> None:
+        joined = "".join(self._parts)
+        self._parts = [joined]
+        self._shown = self._length
+        self._handle = self._show(self._styled(_text_html(joined)), self._handle)
+
+    def _close_text(self) -> None:
+        if self._length:
+            from .render import prose_html
+
+            self._handle = self._show(self._styled(prose_html("".join(self._parts))), self._handle)
+        self._parts = []
+        self._length = self._shown = 0
+        self._handle = None
+
+    def _styled(self, payload: str) -> str:
+        css = self.options.css()
+        return f"<div style='{html.escape(css)}'>{payload}</div>" if css else payload
+
+    def _show(self, payload: str, handle: Any) -> Any:
+        self.updates += 1
+        self.bytes_sent += len(payload)
+        return self._display(payload, handle)
+
+
+def _ipython_display(payload: str, handle: Any) -> Any:
+    from IPython.display import HTML, display  # pyright: ignore
+
+    if handle is None:
+        return display(HTML(payload), display_id=True)  # pyright: ignore
+    handle.update(HTML(payload))
+    return handle
+
+
+def _text_html(text: str) -> str:
+    return f"<div class='chatlas-like-text' style='white-space:pre-wrap'>{html.escape(text)}</div>"

@@ -1,0 +1,739 @@
+"""Text, Markdown and HTML renderings of content, turns and chats.
+
+One place decides how a tool call looks, for the terminal echo, notebooks
+(``_repr_html_`` / ``_repr_markdown_``) and Shiny (``tagify()``): a card with the tool's
+name, its arguments, the outcome (success, error, exception, refused or denied, each
+marked), a preview of what the model read, and a label on truncated results.
+
+Previews are cut to ``PREVIEW_CHARS`` before any rendering work (escaping, styling,
+splitting into lines), so a huge result costs the same to show as a small one, however
+often it is re-rendered: a result's model-facing value is formatted once, when the
+result is finalised, and cached; a preview slices that text. Arguments are cut the same
+way (long strings and lists are shortened before they are encoded). Everything the model
+or a tool controls is HTML-escaped (model prose is rendered as Markdown with raw HTML
+turned off), so a result holding ``<script>`` renders as text; Markdown renderings put
+it in code spans and fences it cannot break out of, and model prose there has its raw
+HTML escaped and its images turned into text (:mod:`chatlas_like._display.safe_markdown`), as
+in HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import orjson
+
+from .._core.renderers import register
+
+if TYPE_CHECKING:
+    from markdown_it.renderer import RendererHTML
+    from markdown_it.token import Token
+    from markdown_it.utils import EnvType, OptionsDict
+
+    from .._chat import Chat
+    from .._core.content import (
+        Content,
+        ContentServerToolRequest,
+        ContentServerToolResult,
+        ContentToolRequest,
+    )
+    from .._core.tool_result import ContentToolResult
+    from .._core.turn import Turn
+
+__all__ = [
+    "arguments_html",
+    "card_style",
+    "chat_html",
+    "chat_markdown",
+    "content_html",
+    "content_markdown",
+    "cut_sizes",
+    "error_html",
+    "first_lines",
+    "format_call",
+    "format_result",
+    "inserted_html",
+    "outcome_label",
+    "preview",
+    "prose_html",
+    "request_html",
+    "request_tag",
+    "result_html",
+    "result_rich",
+    "result_tag",
+    "server_tool_lines",
+    "truncation_note",
+    "turn_html",
+    "turn_markdown",
+]
+
+PREVIEW_CHARS = 2_000
+PREVIEW_LINES = 12
+ARGUMENT_CHARS = 300
+SUMMARY_ARGUMENT_CHARS = 120
+SOURCES_SHOWN = 8
+_ARGUMENT_ITEMS = 20
+
+_OUTCOME_LABELS = {
+    "success": ("✔", "result"),
+    "error": ("✖", "error"),
+    "exception": ("✖", "exception"),
+    "refused": ("⊘", "refused"),
+    "denied": ("⊘", "denied"),
+}
+# Colours readable on light and dark notebook themes.
+_OUTCOME_COLOURS = {
+    "success": "#2e7d32",
+    "error": "#c62828",
+    "exception": "#c62828",
+    "refused": "#e65100",
+    "denied": "#8d6e63",
+}
+_REQUEST_COLOUR = "#1565c0"
+_CARD = (
+    "border:1px solid rgba(128,128,128,.35);border-left:4px solid {colour};"
+    "border-radius:4px;margin:6px 0;padding:4px 10px"
+)
+_PRE = "white-space:pre-wrap;word-break:break-word;margin:4px 0;max-height:24em;overflow:auto"
+_SMALL = "opacity:.7;font-size:85%"
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+
+
+def _dump(value: Any, indent: bool = False) -> str:
+    try:
+        shown = _shortened(value, PREVIEW_CHARS)
+        return orjson.dumps(shown, option=orjson.OPT_INDENT_2 if indent else 0).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return _cut(repr(value), PREVIEW_CHARS)
+
+
+def _shortened(value: Any, limit: int) -> Any:
+    """``value`` with long strings and containers cut, so encoding it stays cheap."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else f"{value[:limit]}…"
+    if isinstance(value, dict):
+        items = list(cast(dict[Any, Any], value).items())[:_ARGUMENT_ITEMS]
+        return {str(k): _shortened(v, limit) for k, v in items}
+    if isinstance(value, (list, tuple)):
+        return [_shortened(v, limit) for v in cast(Any, value)[:_ARGUMENT_ITEMS]]
+    return value
+
+
+def format_arguments(arguments: Any, limit: int = ARGUMENT_CHARS) -> str:
+    """Arguments as ``name=value`` pairs, cut to ``limit`` characters."""
+    if isinstance(arguments, dict):
+        parts: list[str] = []
+        named: dict[str, Any] = arguments  # pyright: ignore[reportUnknownVariableType]
+        for name, value in list(named.items())[:_ARGUMENT_ITEMS]:
+            try:
+                shown = orjson.dumps(_shortened(value, limit)).decode()
+            except (TypeError, orjson.JSONEncodeError):
+                shown = _cut(repr(value), limit)
+            parts.append(f"{name}={shown}")
+            if sum(len(p) for p in parts) > limit:
+                break
+        return _cut(", ".join(parts), limit)
+    return _cut(repr(_shortened(arguments, limit)), limit)
+
+
+def format_call(request: ContentToolRequest, limit: int = ARGUMENT_CHARS) -> str:
+    """``name(arg=value, ...)`` for a tool request."""
+    return f"{request.name}({format_arguments(request.arguments, limit)})"
+
+
+def preview(result: ContentToolResult, limit: int = PREVIEW_CHARS, lines: int | None = None) -> str:
+    """What the model read (or will read), cut to ``limit`` characters and ``lines`` lines.
+
+    Cuts fall between values, never inside one: a JSON array of records shows whole
+    records, one a line; other text shows whole lines, and a line too long for the
+    limit is cut at a space or a comma. A last line says what was left out, in words
+    ("… 96 more records (9,612 characters)"). Only a single unbroken token longer than
+    the limit is cut inside itself.
+    """
+    try:
+        value = result.get_model_value()
+    except Exception as e:
+        return f"[no model form: {type(e).__name__}: {e}]"
+    if isinstance(value, list):
+        items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return _cut(" ".join(_cut(str(item), limit) for item in items[:20]), limit)
+    text = value if isinstance(value, str) else str(value)
+    most = lines if lines is not None else limit
+    return _records_preview(text, limit, most) or _lines_preview(text, limit, most)
+
+
+# Past what is shown, what is left is counted only this far (the count is said when
+# known); a preview's cost stays bounded however large the result.
+_COUNT_BUDGET = 32 * 1024
+# A JSON string (escapes included), a lone quote (a string that runs past the scan), or
+# one of the characters that shape an array of records.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|"|[\[\]{},]')
+
+
+def _left(characters: int, *, records: int | None = None, lines: int = 0) -> str:
+    """The closing line of a cut preview: what was left out, in words (-1: records, uncounted)."""
+    if records == -1:
+        return f"… more records ({characters:,} characters)"
+    if records is not None:
+        noun = "record" if records == 1 else "records"
+        return f"… {records:,} more {noun} ({characters:,} characters)"
+    if lines:
+        noun = "line" if lines == 1 else "lines"
+        return f"… {lines:,} more {noun} ({characters:,} characters)"
+    return f"… {characters:,} more characters"
+
+
+def _records_preview(text: str, limit: int, most: int) -> str | None:
+    """Whole records of a JSON array of objects or arrays, one a line; None otherwise."""
+    start = len(text) - len(text.lstrip())
+    if not text.startswith("[", start):
+        return None
+    spans: list[tuple[int, int]] = []  # the records shown
+    shown = 0
+    counted = 0  # records past those shown
+    element = start + 1
+    depth = 0
+    done = False
+    end = min(len(text), start + limit + _COUNT_BUDGET)
+    for token in _JSON_TOKEN.finditer(text, start, end):
+        mark = token.group()
+        if mark == '"':
+            break  # a string running past the scan: no boundary can be trusted beyond it
+        if mark in "[{":
+            depth += 1
+            continue
+        if mark not in "]},":
+            continue
+        if mark != "," and depth > 1:
+            depth -= 1
+            continue
+        if mark == "," and depth != 1:
+            continue
+        piece = (element, token.start())
+        element = token.end()
+        if mark != ",":  # the array's closing bracket
+            depth, done = 0, True
+            if not text[piece[0] : piece[1]].strip():
+                break  # an empty array, or a trailing empty slot
+        first = text[piece[0] : piece[1]].lstrip()[:1]
+        if first not in ("{", "["):
+            return None  # an array of plain values reads fine as text
+        size = piece[1] - piece[0]
+        if not counted and len(spans) < most and shown + size <= limit:
+            spans.append(piece)
+            shown += size
+        else:
+            counted += 1
+        if done:
+            break
+    if not spans:
+        return None
+    body = ",\n ".join(text[a:b].strip() for a, b in spans)
+    if done and not counted:
+        return f"[{body}]"
+    rest = len(text) - spans[-1][1]
+    return f"[{body},\n{_left(rest, records=counted if done else -1)}"
+
+
+def _lines_preview(text: str, limit: int, most: int) -> str:
+    """Whole lines of ``text``; a first line too long is cut at a space or a comma."""
+    if len(text) <= limit and text.count("\n", 0, limit) < most:
+        return text
+    cut = count = 0
+    while count < most:
+        newline = text.find("\n", cut, limit)  # a line that fits, its newline included
+        if newline < 0:
+            break
+        cut, count = newline + 1, count + 1
+    if not count:
+        window = text[: limit + 1]
+        boundary = max(window.rfind(" "), window.rfind(","), window.rfind("\t"))
+        cut = boundary + 1 if boundary > 0 else limit
+    rest = len(text) - cut
+    lines = 0
+    if count and rest <= _COUNT_BUDGET:
+        lines = text.count("\n", cut) + (not text.endswith("\n"))
+    return f"{text[:cut].rstrip(chr(10))}\n{_left(rest, lines=lines)}"
+
+
+def outcome_label(result: ContentToolResult) -> str:
+    """A short label such as ``✔ result`` or ``⊘ refused``."""
+    mark, word = _OUTCOME_LABELS[result.outcome]
+    return f"{mark} {word}"
+
+
+# The notice the finaliser appends to a cut value (``_finalize.truncation_notice``):
+# what the model was told it received, and, when it may page, what the store keeps.
+_NOTICE = re.compile(
+    r"\[truncated: showing the first ([\d,]+) of ([\d,]+) bytes of this tool result"
+    r"(?:; ([\d,]+) bytes are stored)?"
+)
+_NOTICE_TAIL = 600  # the notice is the value's last line; only its end is searched
+
+
+@dataclass(frozen=True, slots=True)
+class CutSizes:
+    """The sizes of a cut result, in UTF-8 bytes: ``sent`` to the model (its notice
+    included), the ``kept`` part of the value it shows, the ``original`` value, and
+    what the tool-result store keeps (None when the result does not say)."""
+
+    sent: int
+    kept: int | None
+    original: int
+    stored: int | None
+
+
+def cut_sizes(result: ContentToolResult) -> CutSizes | None:
+    """The sizes of a result cut by ``max_result_bytes``, else None.
+
+    ``sent`` and ``original`` are the result's ``stored_length`` and
+    ``original_length``; ``kept`` and ``stored`` are read from the notice the model
+    received with the value, so a card says what the model was told.
+    """
+    if not result.is_truncated or result.original_length is None:
+        return None
+    sent = result.stored_length if result.stored_length is not None else 0
+    kept = stored = None
+    try:
+        value = result.get_model_value()
+    except Exception:
+        value = None
+    if isinstance(value, list) and value:
+        items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        value = getattr(items[-1], "text", items[-1])
+    if isinstance(value, str):
+        found = _NOTICE.search(value, max(0, len(value) - _NOTICE_TAIL))
+        if found is not None and _number(found.group(2)) == result.original_length:
+            kept = _number(found.group(1))
+            stored = _number(found.group(3)) if found.group(3) else None
+    return CutSizes(sent, kept, result.original_length, stored)
+
+
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def truncation_note(result: ContentToolResult) -> str | None:
+    """A note for a result cut by ``max_result_bytes``, else None: the same numbers
+    everywhere (terminal, notebook, Shiny, transcripts), those the model was told."""
+    sizes = cut_sizes(result)
+    if sizes is None:
+        return None
+    if sizes.kept is not None:
+        note = (
+            f"cut for the model: {sizes.sent:,} bytes sent, the first {sizes.kept:,} "
+            f"of {sizes.original:,} and a notice"
+        )
+    else:
+        note = f"cut for the model: {sizes.sent:,} of {sizes.original:,} bytes sent"
+    if sizes.stored is not None:
+        note += f"; {sizes.stored:,} bytes stored"
+    return note
+
+
+def format_result(result: ContentToolResult) -> str:
+    """A plain-text rendering: outcome, call and preview."""
+    head = outcome_label(result)
+    if result.request is not None:
+        head += f" {format_call(result.request)}"
+    note = truncation_note(result)
+    if note:
+        head += f" ({note})"
+    return f"{head}\n{preview(result)}"
+
+
+def server_tool_lines(
+    item: ContentServerToolRequest | ContentServerToolResult,
+    max_sources: int | None = SOURCES_SHOWN,
+) -> tuple[str, list[str], bool]:
+    """A server tool block as (title, source lines, is an error), for a compact panel;
+    at most ``max_sources`` sources are listed (None: all)."""
+    from .._core.content import (
+        ContentServerToolRequest,
+        ContentToolRequestFetch,
+        ContentToolRequestSearch,
+        ContentToolResponseFetch,
+        ContentToolResponseSearch,
+    )
+
+    if isinstance(item, ContentToolRequestSearch):
+        return f"🔎 web search: {_cut(item.query, ARGUMENT_CHARS)!r}", [], False
+    if isinstance(item, ContentToolRequestFetch):
+        return f"🌐 web fetch: {_cut(item.url, ARGUMENT_CHARS)}", [], False
+    if isinstance(item, ContentServerToolRequest):
+        return f"🔧 {item.name}({format_arguments(item.arguments)}) [server]", [], False
+    if isinstance(item, ContentToolResponseSearch):
+        if item.error_code:
+            return f"✖ web search failed: {item.error_code}", [], True
+        sources = item.sources
+        lines = [f"{s.title or s.url} — {s.url}" if s.title else s.url for s in sources]
+        if max_sources is not None and len(lines) > max_sources:
+            lines = [*lines[:max_sources], f"… {len(sources) - max_sources} more"]
+        return f"✔ web search: {len(sources)} sources", lines or ["(no results)"], False
+    if isinstance(item, ContentToolResponseFetch):
+        if item.status == "error":
+            return f"✖ web fetch failed: {item.error_code}", [], True
+        return f"✔ fetched {item.url}", [item.title] if item.title else [], False
+    return f"[{item.block_type}]", [], False
+
+
+def first_lines(text: str, count: int = PREVIEW_LINES) -> str:
+    """The first ``count`` lines of ``text`` (an ellipsis line when there are more)."""
+    lines = text.split("\n", count)
+    if len(lines) > count:
+        return "\n".join(lines[:count]) + "\n…"
+    return text
+
+
+def result_rich(result: ContentToolResult, max_lines: int | None = PREVIEW_LINES) -> Any:
+    """A rich renderable for a terminal: outcome, call, and the preview's first
+    ``max_lines`` lines (None: the whole preview)."""
+    from rich.text import Text
+
+    style = "red" if result.is_error else ("yellow" if result.outcome == "denied" else "green")
+    head = Text(outcome_label(result), style=f"bold {style}")
+    if result.request is not None:
+        head.append(" ")
+        head.append(format_call(result.request), style="cyan")
+    note = truncation_note(result)
+    if note:
+        head.append(f" ({note})", style="dim")
+    from rich.console import Group
+
+    return Group(head, *_preview_rich(preview(result, lines=max_lines)))
+
+
+def _preview_rich(text: str) -> list[Any]:
+    """The preview's lines for a terminal: a record too wide ends in "…" on its own line
+    (folding it would cut a value in two); other lines wrap between words."""
+    from rich.text import Text
+
+    return [
+        Text(line, style="dim", no_wrap=True, overflow="ellipsis")
+        if line.lstrip("[ ").startswith(("{", "["))
+        else Text(line, style="dim")
+        for line in text.split("\n")
+    ]
+
+
+# -- Markdown ------------------------------------------------------------------------------
+
+
+def _fenced(text: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return f"{fence}\n{text}\n{fence}"
+
+
+def content_markdown(content: Content) -> str:
+    """Markdown for any content; tool calls and data are fenced, never raw."""
+    from .._core.content import (
+        ContentJson,
+        ContentServerToolRequest,
+        ContentServerToolResult,
+        ContentText,
+        ContentThinking,
+        ContentToolRequest,
+        code_span,
+    )
+    from .._core.tool_result import ContentToolResult
+
+    if isinstance(content, ContentText):
+        from .safe_markdown import safe_markdown
+
+        return safe_markdown(content.text)  # a notebook renders raw HTML and fetches images
+    if isinstance(content, ContentToolRequest):
+        return f"🔧 **tool call** {code_span(format_call(content))}"
+    if isinstance(content, ContentToolResult):
+        call = code_span(format_call(content.request)) if content.request else ""
+        note = truncation_note(content)
+        head = f"**{outcome_label(content)}** {call}".rstrip()
+        if note:
+            head += f" *({note})*"
+        return f"{head}\n\n{_fenced(preview(content))}"
+    if isinstance(content, ContentThinking):
+        return f"*thinking:*\n\n{_fenced(_cut(content.thinking, PREVIEW_CHARS))}"
+    if isinstance(content, ContentJson):
+        return _fenced(_cut(str(content), PREVIEW_CHARS))
+    if isinstance(content, (ContentServerToolRequest, ContentServerToolResult)):
+        title, lines, _ = server_tool_lines(content)
+        return "\n".join([f"**{title}**", *(f"- {line}" for line in lines)])
+    return code_span(str(content))
+
+
+def turn_markdown(turn: Turn, *, skip: frozenset[str] = frozenset()) -> str:
+    """Markdown for one turn, headed by its role."""
+    body = "\n\n".join(content_markdown(c) for c in _shown_contents(turn, skip))
+    return f"**{_role_label(turn)}**\n\n{body}"
+
+
+def chat_markdown(chat: Chat) -> str:
+    """Markdown for a whole chat: a header line, the system prompt and every turn."""
+    parts = [f"**Chat** · {_chat_summary(chat)}"]
+    if chat.system_prompt:
+        parts.append("> **system:** " + chat.system_prompt.replace("\n", "\n> "))
+    turns = chat.get_turns()
+    answered = _answered_ids(turns)
+    parts.extend(turn_markdown(t, skip=answered) for t in turns)
+    return "\n\n".join(parts)
+
+
+# -- HTML ----------------------------------------------------------------------------------
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def prose_html(text: str) -> str:
+    """Model prose as HTML: Markdown with raw HTML disabled (so it is escaped).
+
+    A Markdown image becomes text naming its address: an ``<img>`` would make the
+    page fetch any URL a (prompt-injected) model writes, with no click.
+    """
+    try:
+        from markdown_it import MarkdownIt
+    except ImportError:  # pragma: no cover - rich depends on markdown-it-py
+        return f"<div style='white-space:pre-wrap'>{_esc(text)}</div>"
+    md = MarkdownIt("commonmark", {"html": False})
+    md.add_render_rule("image", _image_as_text)
+    rendered = md.render(text)
+    return f"<div class='chatlas-like-text'>{rendered}</div>"
+
+
+def _image_as_text(
+    renderer: RendererHTML,
+    tokens: Sequence[Token],
+    idx: int,
+    options: OptionsDict,
+    env: EnvType,
+) -> str:
+    token = tokens[idx]
+    alt = renderer.renderInlineAsText(token.children or [], options, env)
+    src = str(token.attrGet("src") or "")
+    return f"<span class='chatlas-like-image'>[image: {_esc(alt)}] {_esc(src)}</span>"
+
+
+def content_html(content: Content) -> str:
+    """HTML for any content, everything escaped."""
+    from .._core.content import (
+        ContentImageInline,
+        ContentImageRemote,
+        ContentJson,
+        ContentServerToolRequest,
+        ContentServerToolResult,
+        ContentText,
+        ContentThinking,
+        ContentToolRequest,
+    )
+    from .._core.tool_result import ContentToolResult
+
+    if isinstance(content, ContentToolResult):
+        return result_html(content)
+    if isinstance(content, (ContentServerToolRequest, ContentServerToolResult)):
+        title, lines, _ = server_tool_lines(content)
+        items = "".join(f"<li>{_esc(line)}</li>" for line in lines)
+        return (
+            f"<div class='chatlas-like-server-tool'><strong>{_esc(title)}</strong>"
+            f"{f'<ul>{items}</ul>' if items else ''}</div>"
+        )
+    if isinstance(content, ContentToolRequest):
+        return request_html(content)
+    if isinstance(content, ContentText):
+        return prose_html(content.text)
+    if isinstance(content, ContentThinking):
+        return (
+            "<details class='chatlas-like-thinking'><summary style='opacity:.7'>thinking"
+            f"</summary><pre style='{_PRE}'>{_esc(_cut(content.thinking, PREVIEW_CHARS))}"
+            "</pre></details>"
+        )
+    if isinstance(content, ContentJson):
+        return f"<pre style='{_PRE}'>{_esc(_cut(str(content), PREVIEW_CHARS))}</pre>"
+    if isinstance(content, ContentImageInline):
+        src = f"data:{_esc(content.image_content_type)};base64,{_esc(content.data)}"
+        return f"<img src='{src}' style='max-width:100%' alt='image'>"
+    if isinstance(content, ContentImageRemote):
+        # Shown as a link, not loaded: a page must not fetch what the model named.
+        return f"<div>🖼 remote image: <code>{_esc(content.url)}</code></div>"
+    return f"<div><code>{_esc(str(content))}</code></div>"
+
+
+def request_html(request: ContentToolRequest) -> str:
+    """A collapsible card for a tool request: name, short call, full arguments."""
+    style = _CARD.format(colour=_REQUEST_COLOUR)
+    problem = ""
+    if request.parse_error:
+        problem = (
+            f"<div style='color:{_OUTCOME_COLOURS['refused']}'>arguments could not be read: "
+            f"{_esc(request.parse_error)}</div>"
+        )
+    return (
+        f"<details class='chatlas-like-tool chatlas-like-tool-request' "
+        f"data-tool='{_esc(request.name)}' style='{style}'>"
+        f"<summary style='cursor:pointer'><strong style='color:{_REQUEST_COLOUR}'>⚙ tool call"
+        f"</strong> <code>{_esc(format_call(request, SUMMARY_ARGUMENT_CHARS))}</code></summary>"
+        f"{problem}{arguments_html(request)}</details>"
+    )
+
+
+def card_style(colour: str) -> str:
+    """The inline style of a tool card with a ``colour`` edge."""
+    return _CARD.format(colour=colour)
+
+
+def arguments_html(request: ContentToolRequest) -> str:
+    """A request's arguments, pretty-printed and cut, escaped."""
+    shown = _cut(_dump(request.arguments, indent=True), PREVIEW_CHARS)
+    return (
+        f"<div class='chatlas-like-arguments'><span style='{_SMALL}'>arguments</span>"
+        f"<pre style='{_PRE}'>{_esc(shown)}</pre></div>"
+    )
+
+
+def result_html(result: ContentToolResult) -> str:
+    """A collapsible card: outcome, tool name and arguments, truncation, preview.
+
+    Failed results (error, exception, refused) open by default, so they are seen.
+    """
+    colour = _OUTCOME_COLOURS[result.outcome]
+    request = result.request
+    call = format_call(request, SUMMARY_ARGUMENT_CHARS) if request is not None else "tool"
+    name = request.name if request is not None else ""
+    note = truncation_note(result)
+    note_html = (
+        f" <span class='chatlas-like-truncated' style='color:{_OUTCOME_COLOURS['refused']}'>"
+        f"✂ {_esc(note)}</span>"
+        if note
+        else ""
+    )
+    open_attr = " open" if result.is_error else ""
+    what = "what the model read" if result.outcome == "success" else "message to the model"
+    arguments = arguments_html(request) if request is not None else ""
+    return (
+        f"<details class='chatlas-like-tool chatlas-like-tool-result outcome-{result.outcome}' "
+        f"data-tool='{_esc(name)}' data-outcome='{result.outcome}'{open_attr} "
+        f"style='{_CARD.format(colour=colour)}'>"
+        f"<summary style='cursor:pointer'><strong class='chatlas-like-outcome' "
+        f"style='color:{colour}'>{_esc(outcome_label(result))}</strong> "
+        f"<code>{_esc(call)}</code>{note_html}</summary>{arguments}"
+        f"<div class='chatlas-like-preview'><span style='{_SMALL}'>{what}</span>"
+        f"<pre style='{_PRE}'>{_esc(preview(result))}</pre></div></details>"
+    )
+
+
+def inserted_html(turn: Turn) -> str:
+    """A collapsed card for a turn a message expansion inserted."""
+    text = _cut(turn.text, PREVIEW_CHARS)
+    return (
+        f"<details class='chatlas-like-inserted' style='{_CARD.format(colour='#6a1b9a')}'>"
+        f"<summary style='cursor:pointer'>↳ inserted {_esc(turn.role)} message</summary>"
+        f"<pre style='{_PRE}'>{_esc(text)}</pre></details>"
+    )
+
+
+def error_html(error: BaseException) -> str:
+    """A marked box for a failed answer (Shiny shows it in the chat)."""
+    from .._core.redact import safe_description
+
+    return (
+        "<div class='chatlas-like-error' role='alert' "
+        f"style='{_CARD.format(colour=_OUTCOME_COLOURS['error'])}'>"
+        f"<strong style='color:{_OUTCOME_COLOURS['error']}'>⚠ The answer failed</strong> "
+        f"<code>{_esc(_cut(safe_description(error), PREVIEW_CHARS))}</code>"
+        "<div style='opacity:.7'>The conversation is intact; you can ask again.</div></div>"
+    )
+
+
+def _role_label(turn: Turn) -> str:
+    if turn.role == "user" and turn.contents and len(turn.tool_results) == len(turn.contents):
+        return "🔧 tool results"
+    return {"user": "👤 user", "assistant": "🤖 assistant", "system": "⚙ system"}[turn.role]
+
+
+def _answered_ids(turns: Sequence[Turn]) -> frozenset[str]:
+    return frozenset(
+        result.request.id
+        for turn in turns
+        for result in turn.tool_results
+        if result.request is not None
+    )
+
+
+def _shown_contents(turn: Turn, skip: frozenset[str]) -> list[Content]:
+    """The contents to show; requests answered later are shown by their result's card."""
+    from .._core.content import ContentToolRequest
+
+    return [c for c in turn.contents if not (isinstance(c, ContentToolRequest) and c.id in skip)]
+
+
+def turn_html(turn: Turn, *, skip: frozenset[str] = frozenset()) -> str:
+    """HTML for one turn, headed by its role."""
+    body = "".join(content_html(c) for c in _shown_contents(turn, skip))
+    return (
+        f"<div class='chatlas-like-turn role-{turn.role}' style='margin:8px 0'>"
+        f"<div style='{_SMALL};font-weight:bold'>{_esc(_role_label(turn))}</div>{body}</div>"
+    )
+
+
+def _chat_summary(chat: Chat) -> str:
+    tokens = chat.token_usage()
+    provider = chat.provider
+    return (
+        f"{provider.name}/{provider.model} · {len(chat.get_turns())} turns · "
+        f"{tokens.input + tokens.cache_read + tokens.cache_creation:,} input / "
+        f"{tokens.output:,} output tokens"
+    )
+
+
+def chat_html(chat: Chat) -> str:
+    """HTML for a whole chat: a header, the system prompt and every turn."""
+    turns = chat.get_turns()
+    answered = _answered_ids(turns)
+    system = ""
+    if chat.system_prompt:
+        system = (
+            f"<details class='chatlas-like-system'><summary style='{_SMALL}'>system prompt"
+            f"</summary><pre style='{_PRE}'>{_esc(chat.system_prompt)}</pre></details>"
+        )
+    body = "".join(turn_html(t, skip=answered) for t in turns)
+    return (
+        "<div class='chatlas-like-chat'>"
+        f"<div style='{_SMALL}'><strong>Chat</strong> · {_esc(_chat_summary(chat))}</div>"
+        f"{system}{body}</div>"
+    )
+
+
+def request_tag(request: ContentToolRequest) -> Any:
+    """An htmltools tag for a tool request."""
+    from htmltools import HTML
+
+    return HTML(request_html(request))
+
+
+def result_tag(result: ContentToolResult) -> Any:
+    """An htmltools tag for a tool result."""
+    from htmltools import HTML
+
+    return HTML(result_html(result))
+
+
+# Content types reach these through the table (they never import this module).
+register(
+    content_html=content_html,
+    content_markdown=content_markdown,
+    format_call=format_call,
+    format_result=format_result,
+    request_tag=request_tag,
+    result_html=result_html,
+    result_rich=result_rich,
+    result_tag=result_tag,
+)

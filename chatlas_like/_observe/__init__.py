@@ -1,0 +1,1 @@
+"""Observability: the log lines, OpenTelemetry spans and token counts of chat calls."""

@@ -1,0 +1,100 @@
+"""The ``chatlas_like`` logger: silent unless asked, readable when on, never a secret.
+
+It is a standard :mod:`logging` logger with a ``NullHandler``, so a library user sees
+nothing until they ask. Two ways to ask:
+
+- set ``CHATLAS_LIKE_LOG`` (or chatlas's ``CHATLAS_LOG``) to ``info`` or ``debug``
+  before ``import chatlas_like``: a handler writing one readable line per record to
+  standard error is installed at that level (``CHATLAS_LIKE_LOG`` wins when both are
+  set);
+- or configure logging yourself (``logging.getLogger("chatlas_like").setLevel("INFO")``
+  and a handler of your choice), as for any library.
+
+At ``info``: each model request (model, messages, bytes, attempt), each retry with its
+wait, each model response (tokens, time), each tool call (name, outcome, duration,
+bytes sent) and each expansion; a failed store write at ``warning``. ``debug`` adds
+request and response bodies.
+
+Every line goes through :func:`scrub`, the redaction tool errors get
+(:mod:`chatlas_like._core.redact`): known secrets and key-shaped strings become
+``[REDACTED]``, absolute paths their file name. Bodies are cut to the chat's
+``max_result_bytes`` after redaction. Failures are logged by their redacted message,
+never with a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import warnings
+from collections.abc import Mapping
+
+from .._core.redact import scrub as scrub_failure
+from .._core.utf8 import cut_to_bytes, utf8_length
+
+__all__ = ["ENV_VARS", "LOGGER_NAME", "configure_from_env", "enable", "logger", "scrub"]
+
+LOGGER_NAME = "chatlas_like"
+ENV_VARS = ("CHATLAS_LIKE_LOG", "CHATLAS_LOG")
+LEVELS = {"info": logging.INFO, "debug": logging.DEBUG}
+FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
+
+logger = logging.getLogger(LOGGER_NAME)
+logger.addHandler(logging.NullHandler())
+
+
+class _ReadableHandler(logging.StreamHandler):  # pyright: ignore[reportMissingTypeArgument]
+    """The handler the environment variables install (one per process)."""
+
+
+def enable(level: int | str = logging.INFO) -> logging.Handler:
+    """Log at ``level`` to standard error with a readable one-line format.
+
+    The logger then stops passing its records to the root logger, so an application
+    whose root logger also prints does not show every line twice. Calling it again
+    changes the level and keeps the one handler.
+    """
+    logger.setLevel(level)
+    for handler in logger.handlers:
+        if isinstance(handler, _ReadableHandler):
+            return handler
+    handler = _ReadableHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(FORMAT, datefmt="%H:%M:%S"))
+    logger.addHandler(handler)
+    logger.propagate = False
+    return handler
+
+
+def configure_from_env(environ: Mapping[str, str] = os.environ) -> int | None:
+    """Apply ``CHATLAS_LIKE_LOG`` / ``CHATLAS_LOG``; the level set, or None if neither is."""
+    for name in ENV_VARS:
+        value = environ.get(name, "").strip().lower()
+        if value:
+            break
+    else:
+        return None
+    level = LEVELS.get(value)
+    if level is None:
+        warnings.warn(
+            f"{name}={value!r} is not a chatlas_like log level (use 'info' or 'debug'); "
+            "logging at 'info'.",
+            UserWarning,
+            stacklevel=2,
+        )
+        level = logging.INFO
+    enable(level)
+    return level
+
+
+def scrub(text: str, limit: int | None = None) -> str:
+    """``text`` redacted as tool errors are (secrets, keys, paths), then cut to ``limit``."""
+    text = scrub_failure(text)  # the one redaction (also: no traceback, no unencodable text)
+    if limit is not None:
+        size = utf8_length(text)
+        if size > limit:
+            text = f"{cut_to_bytes(text, limit)}... [cut: {limit:,} of {size:,} bytes shown]"
+    return text
+
+
+configure_from_env()

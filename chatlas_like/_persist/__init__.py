@@ -1,0 +1,1 @@
+"""Chat files and bookmarks: a conversation saved as JSON and read back, checked field by field."""

@@ -1,0 +1,582 @@
+"""The Anthropic provider, and the only module that imports the SDK.
+
+The SDK is imported on the first request, not with the package. Requests go through the
+SDK's client (authentication, headers, connection pool, timeouts, status errors); its
+own retries are off (``max_retries=0``) because the chat retries in one place (see
+:mod:`chatlas_like._run.retry`). The response body is read as raw server-sent events and
+decoded here, so streamed and non-streamed answers feed the same accumulator. SDK and
+transport errors become :mod:`chatlas_like._core.errors` exceptions in ``translate_error``.
+``ChatAnthropic()``, which builds a chat around this provider, is in ``_chat_anthropic``:
+a provider never imports the chat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from datetime import date
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
+
+import orjson
+
+from ..._core.errors import (
+    AuthenticationError,
+    BadRequestError,
+    NotFoundError,
+    OverloadedError,
+    PermissionDeniedError,
+    ProviderConnectionError,
+    ProviderError,
+    RateLimitError,
+    RequestTooLargeError,
+    ServerError,
+)
+from ..._core.turn import Turn
+from ..._tools.structured import StructuredMode
+from .._base import ModelInfo, RequestSpec
+from .wire import (
+    AnthropicAccumulator,
+    MessageCache,
+    SSEDecoder,
+    build_request,
+    message_data,
+    message_events,
+    parse_sse,
+    structured_mode,
+)
+
+if TYPE_CHECKING:
+    from ..._core.content import ContentUploaded
+    from .._files import FileMetadata, FileSource
+
+__all__ = [
+    "NO_PREFILL_MODELS",
+    "AnthropicProvider",
+    "sdk_errors",
+    "sdk_message",
+    "translate_error",
+]
+
+DEFAULT_MODEL = "claude-sonnet-5"  # chatlas's default; sonnet-4-5 is deprecated in the SDK
+# Models that reject a conversation ending with an assistant message (a prefill).
+NO_PREFILL_MODELS = (
+    "claude-opus-4-6",
+    "claude-opus-4-7",
+    "claude-opus-4-8",
+    "claude-sonnet-4-6",
+    "claude-opus-5",
+    "claude-sonnet-5",
+    "claude-haiku-5",
+    "claude-fable",
+    "claude-mythos",
+)
+CacheTTL = Literal["5m", "1h", "none"]
+ReasoningEffort = Literal["low", "medium", "high", "xhigh", "max"]
+# What set_model_params can set here; the rest (seed, penalties...) Anthropic has not.
+MODEL_PARAMS = frozenset({"temperature", "top_p", "top_k", "max_tokens", "stop_sequences"})
+
+_STATUS_ERRORS: dict[int, type[ProviderError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    413: RequestTooLargeError,
+    429: RateLimitError,
+    529: OverloadedError,
+}
+
+
+class AnthropicProvider:
+    """Anthropic's Messages API through the official SDK.
+
+    Parameters
+    ----------
+    model
+        The model id, e.g. ``"claude-haiku-4-5"``.
+    max_tokens
+        The most tokens one answer may use.
+    api_key
+        The API key; ``ANTHROPIC_API_KEY`` when None.
+    base_url
+        Another endpoint (a proxy, the loopback test server); ``ANTHROPIC_BASE_URL``
+        or Anthropic's when None.
+    cache
+        Prompt caching of the system prompt and conversation: ``"5m"``, ``"1h"`` or
+        ``"none"``.
+    client_kwargs
+        Extra arguments for the SDK client (``timeout``, ``default_headers``...).
+    prefill
+        Whether the model accepts a conversation ending with an assistant message;
+        None decides by model (see ``NO_PREFILL_MODELS``).
+    reasoning
+        Extended thinking: a token budget (int), an effort (``"low"`` ... ``"max"``,
+        adaptive thinking), or the API's ``thinking`` object as a dict.
+    structured_output_mode
+        How structured data is asked for: ``"auto"`` (structured outputs where the
+        model has them, a forced tool otherwise), ``"native"`` or ``"tool"``.
+    """
+
+    name = "anthropic"
+    label = "Anthropic"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        max_tokens: int = 4096,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        cache: CacheTTL = "5m",
+        client_kwargs: dict[str, Any] | None = None,
+        prefill: bool | None = None,
+        reasoning: int | str | dict[str, Any] | None = None,
+        structured_output_mode: StructuredMode = "auto",
+    ) -> None:
+        if cache not in ("5m", "1h", "none"):
+            raise ValueError(f"cache must be '5m', '1h' or 'none', got {cache!r}")
+        if structured_output_mode not in ("auto", "native", "tool"):
+            raise ValueError(
+                "structured_output_mode must be 'auto', 'native' or 'tool', "
+                f"got {structured_output_mode!r}"
+            )
+        self.model = model
+        self.max_tokens = max_tokens
+        self.base_url = base_url
+        self.cache: CacheTTL = cache
+        self.prefill = prefill
+        self.thinking, self.effort = thinking_config(reasoning, max_tokens)
+        self.structured_output_mode: StructuredMode = structured_output_mode
+        self._api_key = api_key
+        self._client_kwargs = dict(client_kwargs or {})
+        self._client: Any = None
+        self._messages = MessageCache()
+        self._async_clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[Any, AsyncGenerator[None]]
+        ] = weakref.WeakKeyDictionary()
+
+    def __repr__(self) -> str:
+        return f"AnthropicProvider(model={self.model!r})"
+
+    # -- pure ------------------------------------------------------------------------------
+
+    def supported_model_params(self) -> set[str]:
+        """The parameters ``Chat.set_model_params()`` takes for this provider, as chatlas
+        names them."""
+        return set(MODEL_PARAMS)
+
+    def build_request(self, turns: Sequence[Turn], spec: RequestSpec) -> dict[str, Any]:
+        return build_request(
+            turns,
+            spec,
+            model=self.model,
+            max_tokens=self.max_tokens,
+            cache=self.cache,
+            thinking=self.thinking,
+            effort=self.effort,
+            structured=self.structured_output_mode,
+            message_cache=self._messages,
+        )
+
+    def accumulator(self, spec: RequestSpec | None = None) -> AnthropicAccumulator:
+        structured = None
+        if spec is not None and spec.data_model is not None:
+            structured = structured_mode(self.model, self.structured_output_mode, spec.data_model)
+        return AnthropicAccumulator(
+            structured,
+            # A cache write costs 2x input for the 1-hour cache, 1.25x for the 5-minute one.
+            cache_write_multiplier=2.0 if self.cache == "1h" else 1.25,
+            completion_factory=sdk_message,
+        )
+
+    def supports_prefill(self) -> bool:
+        """Whether the model accepts a conversation ending with an assistant message."""
+        if self.prefill is not None:
+            return self.prefill
+        return not self.model.startswith(NO_PREFILL_MODELS)
+
+    # -- send ------------------------------------------------------------------------------
+
+    def open(self, body: dict[str, Any]) -> _Events:
+        client = self._sync_client()
+        with sdk_errors():
+            manager = client.messages.with_streaming_response.create(**_sdk_arguments(body))
+            response = manager.__enter__()
+        if body.get("stream"):
+            source: Iterator[dict[str, Any]] = parse_sse(response.iter_bytes())
+        else:
+            source = _replayed(response.read)
+        return _Events(source, lambda: manager.__exit__(None, None, None))
+
+    async def open_async(self, body: dict[str, Any]) -> _AsyncEvents:
+        client = await self._async_client()
+        with sdk_errors():
+            manager = client.messages.with_streaming_response.create(**_sdk_arguments(body))
+            response = await manager.__aenter__()
+
+        async def close() -> None:
+            await manager.__aexit__(None, None, None)
+
+        if body.get("stream"):
+            return _AsyncEvents(_parse_sse_async(response.iter_bytes()), close)
+        return _AsyncEvents(_replayed_async(response.read), close)
+
+    def list_models(self) -> list[ModelInfo]:
+        """The models the API offers, newest first."""
+        with sdk_errors():
+            models = list(self._sync_client().models.list(limit=1000))
+        infos: list[ModelInfo] = [
+            {
+                "id": m.id,
+                "name": m.display_name,
+                "created_at": m.created_at.date(),
+                "provider": self.name,
+            }
+            for m in models
+        ]
+        infos.sort(key=lambda info: info.get("created_at", date.min), reverse=True)
+        return infos
+
+    def count_tokens(self, body: dict[str, Any]) -> int:
+        """Input tokens of the request ``body``, by the API's count endpoint."""
+        names = _count_parameters()
+        arguments = {k: v for k, v in body.items() if k in names}
+        with sdk_errors():
+            return int(self._sync_client().messages.count_tokens(**arguments).input_tokens)
+
+    # -- files -----------------------------------------------------------------------------
+
+    def file_upload(self, source: FileSource) -> ContentUploaded:
+        """Upload ``source`` with the Files API; a reference to use as content."""
+        from ..._core.content import ContentUploaded
+
+        with sdk_errors():
+            meta = self._sync_client().files.upload(
+                file=(source.filename, source.data, source.mime_type)
+            )
+        return ContentUploaded(
+            id=meta.id, mime_type=meta.mime_type, provider=self.name, filename=meta.filename
+        )
+
+    def file_list(self) -> list[FileMetadata]:
+        """Every file uploaded with this API key (all pages)."""
+        with sdk_errors():
+            return [self._file_metadata(m) for m in self._sync_client().files.list()]
+
+    def file_get(self, file_id: str) -> FileMetadata:
+        """One uploaded file's metadata."""
+        with sdk_errors():
+            return self._file_metadata(self._sync_client().files.retrieve_metadata(file_id))
+
+    def file_delete(self, file_id: str) -> None:
+        """Delete an uploaded file."""
+        with sdk_errors():
+            self._sync_client().files.delete(file_id)
+
+    def file_download(self, file_id: str) -> bytes:
+        """A file's bytes (Anthropic serves only files its tools created, not uploads)."""
+        with sdk_errors():
+            return self._sync_client().files.download(file_id).read()
+
+    def _file_metadata(self, meta: Any) -> FileMetadata:
+        from .._files import FileMetadata
+
+        return FileMetadata(
+            id=meta.id,
+            filename=meta.filename,
+            mime_type=meta.mime_type,
+            size_bytes=meta.size_bytes,
+            created_at=meta.created_at,
+            expires_at=getattr(meta, "expires_at", None),
+            provider=self.name,
+            extra=meta.model_dump(mode="json"),
+        )
+
+    # -- message batches (sync: a batch is polled over minutes or hours) -------------------
+
+    def batch_create(self, requests: list[dict[str, Any]]) -> dict[str, Any]:
+        """Submit ``[{"custom_id": ..., "params": body}, ...]``; the batch as a dict."""
+        with sdk_errors():
+            batch = self._sync_client().messages.batches.create(requests=requests)
+            return batch.to_dict(mode="json")
+
+    def batch_retrieve(self, batch_id: str) -> dict[str, Any]:
+        """The batch's current state (``processing_status``, ``request_counts``...)."""
+        with sdk_errors():
+            return self._sync_client().messages.batches.retrieve(batch_id).to_dict(mode="json")
+
+    def batch_results(self, batch_id: str) -> list[dict[str, Any]]:
+        """The results of an ended batch, in the order the API sends them."""
+        with sdk_errors():
+            lines = self._sync_client().messages.batches.results(batch_id)
+            try:
+                return [line.to_dict(mode="json") for line in lines]
+            finally:
+                lines.close()
+
+    def _sync_client(self) -> Any:
+        if self._client is None:
+            import anthropic
+
+            self._client = anthropic.Anthropic(**self._client_args())
+            # Pooled connections close with the provider, not at the GC's leisure.
+            weakref.finalize(self, _close_quietly, self._client)
+        return self._client
+
+    def close(self) -> None:
+        """Close the pooled connection of the sync client (async ones close with their loop)."""
+        if self._client is not None:
+            _close_quietly(self._client)
+            self._client = None
+
+    async def close_async(self) -> None:
+        """Close the sync client's pool and the async client of the running event loop."""
+        self.close()
+        entry = self._async_clients.pop(asyncio.get_running_loop(), None)
+        if entry is not None:
+            await entry[1].aclose()  # its `finally` closes the client
+
+    async def _async_client(self) -> Any:
+        # Connections belong to the event loop that opened them: one client per loop,
+        # closed by that loop's shutdown (asyncio.run, a notebook kernel exiting).
+        loop = asyncio.get_running_loop()
+        entry = self._async_clients.get(loop)
+        if entry is None:
+            import anthropic
+
+            client = anthropic.AsyncAnthropic(**self._client_args())
+            closer = _close_with_loop(client)
+            await anext(closer)
+            entry = self._async_clients[loop] = (client, closer)
+        return entry[0]
+
+    def _client_args(self) -> dict[str, Any]:
+        api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+            raise AuthenticationError(
+                "No Anthropic API key: pass api_key= to ChatAnthropic or set ANTHROPIC_API_KEY. "
+                "To try chatlas_like without one, run `python -m chatlas_like chat --offline`, "
+                "or point base_url= at a scripted model (chatlas_like.testing.LoopbackServer)."
+            )
+        args: dict[str, Any] = {"api_key": api_key, "max_retries": 0, **self._client_kwargs}
+        if self.base_url is not None:
+            args["base_url"] = self.base_url
+        return args
+
+
+class _Events:
+    """A response as events; errors while reading become provider errors."""
+
+    __slots__ = ("_close", "_source")
+
+    def __init__(self, source: Iterator[dict[str, Any]], close: Callable[[], Any]) -> None:
+        self._source = _translating(source)
+        self._close = close
+
+    def __iter__(self) -> _Events:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        return next(self._source)
+
+    def close(self) -> None:
+        with suppress(Exception):  # the connection is being dropped anyway
+            self._close()
+
+
+class _AsyncEvents:
+    __slots__ = ("_close", "_source")
+
+    def __init__(self, source: AsyncIterator[dict[str, Any]], close: Callable[[], Any]) -> None:
+        self._source = _translating_async(source)
+        self._close = close
+
+    def __aiter__(self) -> _AsyncEvents:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        return await anext(self._source)
+
+    async def aclose(self) -> None:
+        with suppress(Exception):  # the connection is being dropped anyway
+            await self._close()
+
+
+def _translating(source: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    with sdk_errors():  # entered once per response, not once per event
+        yield from source
+
+
+async def _translating_async(
+    source: AsyncIterator[dict[str, Any]],
+) -> AsyncIterator[dict[str, Any]]:
+    with sdk_errors():
+        async for event in source:
+            yield event
+
+
+def _close_quietly(client: Any) -> None:
+    with suppress(Exception):
+        client.close()
+
+
+async def _close_with_loop(client: Any) -> AsyncGenerator[None]:
+    """An async generator left suspended: the loop's ``shutdown_asyncgens`` closes it."""
+    try:
+        yield
+    finally:
+        await client.close()
+
+
+def sdk_message(turn: Turn) -> Any:
+    """The response ``turn`` came from, as the SDK's ``anthropic.types.Message``."""
+    from anthropic.types import Message
+
+    # The SDK's own lenient construction (as it parses responses): no validation, and
+    # a block type newer than the SDK does not fail.
+    return Message.model_construct(**message_data(turn))
+
+
+def _replayed(read: Callable[[], bytes]) -> Iterator[dict[str, Any]]:
+    yield from message_events(orjson.loads(read()))
+
+
+async def _replayed_async(read: Callable[[], Any]) -> AsyncIterator[dict[str, Any]]:
+    for event in message_events(orjson.loads(await read())):
+        yield event
+
+
+async def _parse_sse_async(chunks: AsyncIterator[bytes]) -> AsyncIterator[dict[str, Any]]:
+    decoder = SSEDecoder()
+    async for chunk in chunks:
+        for event in decoder.feed(chunk):
+            yield event
+    event = decoder.flush()
+    if event is not None:
+        yield event
+
+
+@lru_cache(maxsize=1)
+def _create_parameters() -> frozenset[str]:
+    import inspect
+
+    from anthropic.resources.messages import Messages
+
+    signature = inspect.signature(Messages.create)
+    return frozenset(signature.parameters) - {"self", "extra_body"}
+
+
+@lru_cache(maxsize=1)
+def _count_parameters() -> frozenset[str]:
+    import inspect
+
+    from anthropic.resources.messages import Messages
+
+    signature = inspect.signature(Messages.count_tokens)
+    return frozenset(signature.parameters) - {"self", "extra_body", "extra_headers", "extra_query"}
+
+
+def thinking_config(
+    reasoning: int | str | dict[str, Any] | None, max_tokens: int
+) -> tuple[dict[str, Any] | None, str | None]:
+    """``reasoning`` as the API's ``thinking`` object and ``output_config.effort``."""
+    if reasoning is None:
+        return None, None
+    if isinstance(reasoning, bool):
+        raise TypeError("reasoning must be a token budget, an effort name or a dict, not a bool")
+    if isinstance(reasoning, int):
+        if not 0 < reasoning < max_tokens:
+            raise ValueError(
+                f"a thinking budget of {reasoning} tokens must be positive and below "
+                f"max_tokens ({max_tokens}): the answer comes out of the same allowance"
+            )
+        return {"type": "enabled", "budget_tokens": reasoning}, None
+    if isinstance(reasoning, str):
+        efforts = ("low", "medium", "high", "xhigh", "max")
+        if reasoning not in efforts:
+            raise ValueError(f"reasoning effort must be one of {', '.join(efforts)}")
+        return {"type": "adaptive"}, reasoning
+    return dict(reasoning), None
+
+
+def _sdk_arguments(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as ``messages.create`` arguments; fields it does not name go in ``extra_body``."""
+    names = _create_parameters()
+    known = {k: v for k, v in body.items() if k in names}
+    extra = {k: v for k, v in body.items() if k not in names}
+    if extra:
+        known["extra_body"] = extra
+    return known
+
+
+@contextmanager
+def sdk_errors() -> Generator[None, None, None]:
+    """Raise SDK and transport errors as the library's provider errors."""
+    try:
+        yield
+    except (ProviderError, StopIteration, StopAsyncIteration):
+        raise
+    except Exception as e:
+        translated = translate_error(e)
+        if translated is e:
+            raise
+        raise translated from e
+
+
+def translate_error(error: BaseException) -> BaseException:
+    """An SDK or transport error as one of the library's provider errors.
+
+    Anything else (a bug, a bad argument) is returned unchanged, to be raised as is.
+    """
+    import anthropic
+    import httpx2
+
+    if isinstance(error, ProviderError):
+        return error
+    if isinstance(error, anthropic.APIStatusError):
+        status = error.status_code
+        error_type, message = _error_body(error.body, error.message)
+        cls = _STATUS_ERRORS.get(status) or (ServerError if status >= 500 else ProviderError)
+        return cls(
+            f"{status} {error_type}: {message}",
+            status_code=status,
+            retry_after=_retry_after(error.response.headers),
+            error_type=error_type,
+        )
+    if isinstance(error, anthropic.APITimeoutError):
+        return ProviderConnectionError("the request to Anthropic timed out")
+    if isinstance(error, anthropic.APIConnectionError):
+        return ProviderConnectionError(
+            f"could not connect to Anthropic: {error.__cause__ or error}"
+        )
+    if isinstance(error, TypeError) and "authentication method" in str(error):
+        return AuthenticationError(f"no usable credentials: {error}")
+    if isinstance(error, (httpx2.HTTPError, OSError)):
+        return ProviderConnectionError(
+            f"the response could not be read: {type(error).__name__}: {error}"
+        )
+    return error
+
+
+def _error_body(body: object, fallback: str) -> tuple[str, str]:
+    if isinstance(body, dict):
+        inner: Any = body.get("error", body)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(inner, dict):
+            details: dict[str, Any] = inner  # pyright: ignore[reportUnknownVariableType]
+            return str(details.get("type", "error")), str(details.get("message", fallback))
+    return "error", fallback
+
+
+def _retry_after(headers: Any) -> float | None:
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            return float(raw) * scale
+        except ValueError:
+            continue
+    return None
