@@ -1,4 +1,4 @@
-"""Anthropic's Message Batches API: many prompts at half the price, answered within a day.
+"""Message batches (Anthropic's Message Batches API): many prompts at half the price, within a day.
 
 ``batch_chat(chat, prompts, path)`` builds one request per prompt (the chat's turns,
 system prompt, tools and model parameters, then the prompt), submits them as one
@@ -24,7 +24,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import orjson
 
@@ -34,8 +34,7 @@ from ._parallel import Prompt, prompt_turn_contents
 from ._persist.chat_file import write_atomic
 from ._run.retry import retry_delay
 from ._tools.structured import closed_schema, extract_value
-from .providers._anthropic.wire import message_events
-from .providers._base import Provider, RequestSpec
+from .providers._base import BatchAnswer, Provider, RequestSpec
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -49,15 +48,6 @@ PathLike = str | os.PathLike[str]
 
 STATE_VERSION = 1
 MAX_POLL_INTERVAL = 60.0
-
-
-@runtime_checkable
-class BatchProvider(Protocol):
-    """A provider with a message batch API (``ChatAnthropic``'s)."""
-
-    def batch_create(self, requests: list[dict[str, Any]]) -> dict[str, Any]: ...
-    def batch_retrieve(self, batch_id: str) -> dict[str, Any]: ...
-    def batch_results(self, batch_id: str) -> list[dict[str, Any]]: ...
 
 
 def batch_chat(
@@ -179,14 +169,13 @@ class _BatchJob:
         check_data_model: bool = True,
     ) -> None:
         provider = chat.provider
-        if not isinstance(provider, BatchProvider):
+        if not provider.capabilities.batches:
             raise TypeError(
                 f"batch_chat needs a provider with a batch API (ChatAnthropic); "
-                f"{type(provider).__name__} has none"
+                f"the {provider.label} provider has none"
             )
         self.chat = chat
         self.provider: Provider = provider
-        self.api: BatchProvider = provider
         self.path = Path(path)
         self.spec = RequestSpec(
             system_prompt=chat.system_prompt,
@@ -198,10 +187,9 @@ class _BatchJob:
         self.user_turns = [UserTurn(prompt_turn_contents(p)) for p in prompts]
         if not self.user_turns:
             raise ValueError("batch_chat needs at least one prompt")
-        self.requests = [
-            {"custom_id": _custom_id(i), "params": self._params(provider, turn)}
-            for i, turn in enumerate(self.user_turns)
-        ]
+        self.requests = {
+            _custom_id(i): self._params(provider, turn) for i, turn in enumerate(self.user_turns)
+        }
         self.fingerprint = {
             "provider": provider.name,
             "model": provider.model,
@@ -261,7 +249,7 @@ class _BatchJob:
         if self.results is not None:
             return True
         if self.batch is None:
-            self.batch = self.api.batch_create(self.requests)
+            self.batch = self.provider.batch_submit(self.requests)
             self._save()
         interval = poll_interval
         while not self.poll():
@@ -269,19 +257,19 @@ class _BatchJob:
                 return False
             time.sleep(interval)
             interval = min(interval * 1.5, MAX_POLL_INTERVAL)
-        self.results = self._retried(self.api.batch_results, self._batch_id())
+        self.results = self._retried(self.provider.batch_results, self._batch_id())
         self._save()
         return True
 
     def poll(self) -> bool:
         """Refresh the batch's status; whether it has ended."""
-        self.batch = self._retried(self.api.batch_retrieve, self._batch_id())
+        self.batch = self._retried(self.provider.batch_retrieve, self._batch_id())
         self._save()
-        return self.batch.get("processing_status") == "ended"
+        return self.provider.batch_status(self.batch).ended
 
     def _batch_id(self) -> str:
         assert self.batch is not None
-        return str(self.batch["id"])
+        return self.provider.batch_status(self.batch).id
 
     def _retried(self, call: Callable[[str], T], batch_id: str) -> T:
         # Batch endpoints have their own rate limits: a 429 here backs off this job
@@ -302,23 +290,17 @@ class _BatchJob:
     def answers(self) -> list[AssistantTurn | None]:
         """The answer to each prompt, in input order; None (with a warning) where none."""
         assert self.results is not None
-        by_id: dict[str, dict[str, Any]] = {
-            str(r.get("custom_id")): r.get("result") or {} for r in self.results
-        }
+        answers = (self.provider.batch_answer(line, self.spec) for line in self.results)
+        by_id = {answer.request_id: answer for answer in answers}
         return [self._answer(i, by_id.get(_custom_id(i))) for i in range(len(self.user_turns))]
 
-    def _answer(self, index: int, result: dict[str, Any] | None) -> AssistantTurn | None:
-        if result is None:
+    def _answer(self, index: int, answer: BatchAnswer | None) -> AssistantTurn | None:
+        if answer is None:
             _warn(f"prompt {index}: the batch has no result for it")
             return None
-        kind = result.get("type")
-        if kind != "succeeded":
-            _warn(f"prompt {index}: the batch request {kind}{_error_detail(result)}")
-            return None
-        accumulator = self.provider.accumulator(self.spec)
-        for event in message_events(result["message"]):
-            accumulator.feed(event)
-        return accumulator.turn()
+        if answer.turn is None:
+            _warn(f"prompt {index}: the batch request {answer.error}")
+        return answer.turn
 
     def chat_for(self, index: int, answer: AssistantTurn | None) -> Any:
         """A copy of the chat holding the prompt and its answer (None without an answer)."""
@@ -357,13 +339,6 @@ def _custom_id(index: int) -> str:
 
 def _digest(value: Any) -> str:
     return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
-
-
-def _error_detail(result: dict[str, Any]) -> str:
-    outer: dict[str, Any] = result.get("error") or {}
-    inner: dict[str, Any] = outer.get("error") or outer
-    message = inner.get("message")
-    return f" ({inner.get('type', 'error')}: {message})" if message else ""
 
 
 def _warn(message: str) -> None:

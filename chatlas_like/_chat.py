@@ -12,31 +12,36 @@ import asyncio
 import copy as _copy
 import os
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from ._core.content import Content, ContentToolRequest
-from ._core.expansion import apply_expansions
 from ._core.history import History, answer_dangling
 from ._core.missing import MISSING, MISSING_TYPE
 from ._core.tool_result import ContentToolResult
 from ._core.turn import AssistantTurn, SystemTurn, Tokens, Turn, Usage, UserTurn
 from ._display.echo_options import EchoOptions, echo_options
-from ._display.terminal import Echo, make_echo
-from ._observe.telemetry import QUIET, Observer, observe_call
+from ._display.render import chat_html, chat_markdown
+from ._display.sinks import make_echo
+from ._observe.telemetry import observe_call
 from ._observe.tokens import TokensDict, format_tokens, record_usage
 from ._run.drive import Sender, drive, drive_async
+from ._run.echo import EchoSink
+from ._run.expansion import apply_expansions
 from ._run.limiter import Limiter
 from ._run.loop import Run, turn_loop
 from ._run.options import CallOptions, ChatOptions
 from ._run.stream_controller import StreamController
 from ._tools.callbacks import CallbackList
 from ._tools.finalize import READ_MORE_TOOL, Finalizer
+from ._tools.observer import QUIET, Observer
 from ._tools.runner import ToolContext
 from ._tools.structured import extract_value
 from ._tools.tool import Tool, ToolBuiltIn
 from ._tools.workers import WorkerPool
 from .providers._base import ModelInfo, Provider, RequestSpec
+from .providers._prices import token_cost
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -250,10 +255,7 @@ class Chat:
 
     def list_models(self) -> list[ModelInfo]:
         """The models the provider offers, newest first (dicts: ``id``, ``name``, ``created_at``)."""
-        list_models = getattr(self.provider, "list_models", None)
-        if list_models is None:
-            raise NotImplementedError(f"the {self.provider.name} provider cannot list its models")
-        return cast("Callable[[], list[ModelInfo]]", list_models)()
+        return self.provider.list_models()
 
     @property
     def files(self) -> FileManager:
@@ -282,9 +284,6 @@ class Chat:
         """
         if include not in ("new", "complete"):
             raise ValueError(f"include must be 'new' or 'complete', got {include!r}")
-        count = getattr(self.provider, "count_tokens", None)
-        if count is None:
-            raise NotImplementedError(f"the {self.provider.name} provider cannot count tokens")
         turns = self.get_turns() if include == "complete" else []
         if args:
             turns.append(UserTurn(list(args)))
@@ -295,7 +294,7 @@ class Chat:
             data_model=data_model,
         )
         body = self.provider.build_request(turns, spec)
-        return cast("Callable[[dict[str, Any]], int]", count)(body)
+        return self.provider.count_tokens(body)
 
     async def token_count_async(
         self,
@@ -390,7 +389,6 @@ class Chat:
         return sum(self._turn_cost(t, token_price) for t in answers)
 
     def _turn_cost(self, turn: Turn, token_price: tuple[float, float, float] | None) -> float:
-        from .providers._prices import token_cost
 
         tokens = turn.tokens
         if token_price is not None:
@@ -656,9 +654,20 @@ class Chat:
         endpoint and client settings, exception objects, pending message expansions,
         callbacks, the store.
         """
-        from ._persist.chat_file import save_chat
+        from ._persist.chat_file import ChatFile, save_chat
 
-        save_chat(self, path)
+        saved = ChatFile(
+            provider=self.provider,
+            system_prompt=self.system_prompt,
+            run_id=self.run_id,
+            turns=self.get_turns(),
+            tools=self.get_tools(),
+            params=dict(self._params),
+            options=asdict(self.options),
+            parent_runs=self.parent_runs,
+            last_sequence=self._history.last_sequence,
+        )
+        save_chat(saved, path)
 
     @classmethod
     def load(
@@ -701,20 +710,26 @@ class Chat:
             For a file that is empty, truncated, corrupt, not a saved chat, or of a
             newer format version (the message names the version needed).
         """
-        from ._persist.chat_file import load_chat
+        from ._persist.chat_file import in_saved_order, load_chat, warn_missing_tools
 
-        return load_chat(
-            cls,
-            path,
-            tools,
-            provider=provider,
-            api_key=api_key,
-            base_url=base_url,
+        saved = load_chat(path, provider=provider, api_key=api_key, base_url=base_url)
+        chat = cls(
+            saved.provider,
+            system_prompt=saved.system_prompt,
             store=store,
             tenant_id=tenant_id,
             paging=paging,
-            options=options,
+            **{**saved.options, **options},
         )
+        chat.set_tools(in_saved_order(saved.tool_order, [*tools, *chat._tools.values()]))
+        chat._params = saved.params
+        # What this chat adds goes under its own new run (History made one), linked to the
+        # saved run: two chats continuing one file never write over each other's results.
+        chat._history.parent_runs = (saved.run_id, *saved.parent_runs)
+        chat._history.last_sequence = saved.last_sequence
+        chat.set_turns(saved.turns)
+        warn_missing_tools(saved.turns, chat._tools, os.fspath(path))
+        return chat
 
     # -- options -----------------------------------------------------------------------------
 
@@ -800,11 +815,7 @@ class Chat:
         if not isinstance(stop, MISSING_TYPE):
             given["stop_sequences"] = [stop] if isinstance(stop, str) else stop
         params = {k: v for k, v in given.items() if not isinstance(v, MISSING_TYPE)}
-        supported_by: Callable[[], Iterable[str]] | None = getattr(
-            self.provider, "supported_model_params", None
-        )
-        supported = set(supported_by()) if supported_by is not None else None
-        unsupported = sorted(set(params) - supported) if supported is not None else []
+        unsupported = sorted(set(params) - self.provider.supported_model_params())
         if unsupported:
             warnings.warn(  # worded as chatlas words it, for filters written against it
                 f"The following parameters are not supported by the provider "
@@ -1033,7 +1044,7 @@ class Chat:
         prompt = _prompt(args)  # content the provider cannot take: the loop takes it back out
         if controller is not None:
             controller._start()
-        echo_sink: Echo = make_echo(
+        echo_sink: EchoSink = make_echo(
             echo, thinking=options.echo_thinking, options=self._echo_options
         )
         observer = self._observer(options)
@@ -1118,19 +1129,13 @@ class Chat:
         and close the MCP sessions this chat registered (their tools are removed)."""
         if self._mcp_tools is not None:
             self._mcp_tools.close(self._tools)
-        close: Any = getattr(self.provider, "close", None)
-        if callable(close):
-            close()
+        self.provider.close()
 
     async def close_async(self) -> None:
         """:meth:`close` from async code: the MCP sessions close without blocking the
         event loop, and the running loop's client connections close too."""
         await self.cleanup_mcp_tools()
-        close_async: Any = getattr(self.provider, "close_async", None)
-        if close_async is None:
-            await asyncio.to_thread(self.close)
-        else:
-            await cast("Callable[[], Awaitable[None]]", close_async)()
+        await self.provider.close_async()
 
     def __enter__(self) -> Chat:
         return self
@@ -1367,12 +1372,10 @@ class Chat:
         )
 
     def _repr_html_(self) -> str:
-        from ._display.render import chat_html
 
         return chat_html(self)
 
     def _repr_markdown_(self) -> str:
-        from ._display.render import chat_markdown
 
         return chat_markdown(self)
 

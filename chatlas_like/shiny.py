@@ -542,7 +542,7 @@ def serve_app(
     **app_kwargs: Any,
 ) -> AppServer | None:
     """Serve :func:`chat_app` for ``chat`` (``app_kwargs`` go to it); see :meth:`Chat.app`."""
-    from ._display.terminal import in_notebook
+    from ._display.sinks import in_notebook
 
     server = AppServer(chat_app(chat, **app_kwargs), host=host, port=port)
     background = in_notebook() if bg_thread is None else bg_thread

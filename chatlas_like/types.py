@@ -39,8 +39,7 @@ from ._core.tool_result import ContentToolResult, ContentToolResultProgress
 from ._core.turn import FinishReason, Tokens, Usage
 from ._observe.tokens import TokensDict, TokenUsage
 from .providers._anthropic.server_tools import ToolWebFetch, ToolWebSearch, UserLocation
-from .providers._base import ModelInfo
-from .providers._files import FileMetadata
+from .providers._base import FileMetadata, ModelInfo
 from .providers._prices import TokenPrice
 
 if TYPE_CHECKING:

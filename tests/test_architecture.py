@@ -1,8 +1,8 @@
-"""Dependencies run one way: no runtime import circle between the package's modules.
+"""The package's architecture, held: folders by layer, imports pointing down only.
 
-Every import statement counts, at module level or inside a function (a lazy import is
-still a dependency); only imports under ``if TYPE_CHECKING:`` are left out, since they
-never run. A circle is reported as its modules, with the imports that close it.
+Every import statement counts, at module level, deferred inside a function, or under
+``if TYPE_CHECKING:`` (a type-only import is still a dependency a reader must follow).
+A circle is reported as its modules, with the imports that close it.
 """
 
 from __future__ import annotations
@@ -11,9 +11,60 @@ import ast
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "chatlas_like"
+
+# The layers, top first: a module may import its own layer and those below it, never
+# one above. "" is the package's root.
+LAYERS: list[tuple[str, ...]] = [
+    ("_cli", "__main__"),  # the command line (``python -m chatlas_like``)
+    ("testing",),  # the loopback server, scripted models, the in-process provider
+    ("durable",),  # conversations as DBOS workflows (the ``durable`` extra)
+    # The public API: Chat, and the modules of the package's public functions.
+    (
+        "",
+        "types",
+        "shiny",
+        "_chat",
+        "_chat_anthropic",
+        "_parallel",
+        "_batch",
+        "_interpolate",
+        "_not_here",
+    ),
+    ("_mcp",),  # MCP sessions and their tools
+    ("_persist",),  # chat files and bookmarks
+    ("_store",),  # tool-result stores and their read API's queries
+    ("_display",),  # renderings and the echo sinks
+    ("_observe",),  # logging, OpenTelemetry, token counts
+    ("_run",),  # the turn loop, its drivers, limits, retries, the echo interface
+    ("providers",),  # the provider interface, and Anthropic's behind it
+    ("_tools",),  # tools from functions, the runner, finalising results
+    ("_core",),  # content, turns, tool results, formatting, errors: imports nothing of ours
+]
+ROOT_MODULE_LIMIT = 15
+FOLDER_MODULE_LIMIT = 20
+# Circles counting deferred and type-only imports, each allowed for a reason: Chat and a
+# feature chatlas's API puts on it, and the data model's own mutual references.
+ALLOWED_CIRCLES: list[set[str]] = [
+    # ``Chat.app()`` opens the Shiny app, which serves a Chat.
+    {"chatlas_like._chat", "chatlas_like.shiny"},
+    # A turn holds tool results; a result may carry turns to insert (MessageExpansion).
+    {"chatlas_like._core.turn", "chatlas_like._core.tool_result", "chatlas_like._core.expansion"},
+]
+# Modules outside providers/ that may name Anthropic's provider: the public entry
+# points that build or re-export it.
+ANTHROPIC_ENTRY_POINTS = {"chatlas_like", "chatlas_like.types", "chatlas_like._chat_anthropic"}
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    source: str
+    target: str
+    line: int
+    kind: str  # "runtime", "deferred" or "type-only"
 
 
 def module_name(path: Path) -> str:
@@ -25,13 +76,17 @@ def package_modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
-def _type_checking_only(tree: ast.Module) -> set[int]:
-    """The ids of every node inside an ``if TYPE_CHECKING:`` block."""
+def _inside(tree: ast.Module, kind: type[ast.AST] | tuple[type[ast.AST], ...]) -> set[int]:
+    """The ids of every node inside the bodies of ``kind`` nodes (an ``if TYPE_CHECKING``
+    block when ``kind`` is ``ast.If``)."""
     inside: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for branch in node.body:
-                inside.update(id(n) for n in ast.walk(branch))
+        if not isinstance(node, kind):
+            continue
+        if isinstance(node, ast.If) and "TYPE_CHECKING" not in ast.unparse(node.test):
+            continue
+        for statement in node.body:  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
+            inside.update(id(n) for n in ast.walk(statement))  # pyright: ignore[reportUnknownArgumentType]
     return inside
 
 
@@ -50,20 +105,49 @@ def _imported(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> Ite
     yield from (f"{target}.{alias.name}" for alias in node.names)
 
 
-def import_graph() -> dict[str, set[str]]:
-    """``{module: the package modules it imports at run time}``."""
+def imports() -> list[Import]:
+    """Every import of one package module by another."""
     modules = package_modules()
-    graph: dict[str, set[str]] = {name: set() for name in modules}
+    found: list[Import] = []
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        skip = _type_checking_only(tree)
+        type_only = _inside(tree, ast.If)
+        deferred = _inside(tree, (ast.FunctionDef, ast.AsyncFunctionDef))
         for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in skip:
-                graph[name] |= {t for t in _imported(name, path, node) if t in modules} - {name}
-    return graph
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            kind = (
+                "type-only"
+                if id(node) in type_only
+                else "deferred"
+                if id(node) in deferred
+                else "runtime"
+            )
+            for target in set(_imported(name, path, node)):
+                if target in modules and target != name:
+                    found.append(Import(name, target, node.lineno, kind))
+    return found
 
 
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+def graph(kinds: set[str]) -> dict[str, set[str]]:
+    """``{module: the package modules it imports}`` by imports of ``kinds``."""
+    edges: dict[str, set[str]] = {name: set() for name in package_modules()}
+    for edge in imports():
+        if edge.kind in kinds:
+            edges[edge.source].add(edge.target)
+    return edges
+
+
+def layer(module: str) -> int:
+    parts = module.split(".")[1:]
+    head = parts[0] if parts else ""
+    for index, names in enumerate(LAYERS):
+        if head in names:
+            return index
+    raise AssertionError(f"{module} is in no layer: add its folder to LAYERS")
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected components with more than one module (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -73,7 +157,7 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     def visit(v: str) -> None:
         index[v] = low[v] = len(index)
         stack.append(v)
-        for w in sorted(graph[v]):
+        for w in sorted(edges[v]):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -87,49 +171,102 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
             if len(component) > 1:
                 found.append(sorted(component))
 
-    for v in sorted(graph):
+    for v in sorted(edges):
         if v not in index:
             visit(v)
     return found
 
 
-def describe(component: list[str], graph: dict[str, set[str]]) -> str:
+def describe(component: list[str], edges: dict[str, set[str]]) -> str:
     members = set(component)
-    edges = [f"{a} -> {b}" for a in component for b in sorted(graph[a] & members)]
-    return "; ".join(edges)
+    return "; ".join(f"{a} -> {b}" for a in component for b in sorted(edges[a] & members))
 
 
-def test_the_import_graph_sees_lazy_imports_and_skips_type_checking_ones() -> None:
-    graph = import_graph()
-    # chat_html is imported inside Chat._repr_html_: a lazy import is still an edge.
-    assert "chatlas_like._display.render" in graph["chatlas_like._chat"]
-    # _display names Chat only for type checking.
-    assert "chatlas_like._chat" not in graph["chatlas_like._display.render"]
+def test_the_import_graph_sees_deferred_and_type_only_imports() -> None:
+    found = {(e.source, e.target): e.kind for e in imports()}
+    # Chat.save() imports the chat-file module when called: a deferred import is an edge.
+    assert found[("chatlas_like._chat", "chatlas_like._persist.chat_file")] == "deferred"
+    # The loop names the provider interface for its types and calls it.
+    assert ("chatlas_like._run.loop", "chatlas_like.providers._base") in found
+
+
+def test_every_module_is_in_a_layer() -> None:
+    for name in package_modules():
+        layer(name)
+
+
+def test_no_import_points_up_a_layer() -> None:
+    upward = [e for e in imports() if layer(e.target) < layer(e.source)]
+    assert not upward, "imports pointing up:\n" + "\n".join(
+        f"{e.source}:{e.line} -> {e.target} ({e.kind})" for e in upward
+    )
 
 
 def test_no_two_package_modules_import_each_other_at_run_time() -> None:
-    graph = import_graph()
-    found = circles(graph)
-    assert not found, "runtime import circles:\n" + "\n".join(describe(c, graph) for c in found)
+    edges = graph({"runtime"})
+    found = circles(edges)
+    assert not found, "runtime import circles:\n" + "\n".join(describe(c, edges) for c in found)
 
 
-def test_content_knows_nothing_of_display_persistence_or_providers() -> None:
-    graph = import_graph()
-    above = {
-        "chatlas_like._display.render",
-        "chatlas_like._persist.chat_file",
-        "chatlas_like._chat",
-    }
-    for lower in ("chatlas_like._core.content", "chatlas_like._core.tool_result"):
-        assert not (graph[lower] & above), (lower, graph[lower] & above)
-        assert not any(t.startswith("chatlas_like.providers") for t in graph[lower]), lower
+def test_circles_counting_every_import_are_only_chat_and_the_features_it_opens() -> None:
+    edges = graph({"runtime", "deferred", "type-only"})
+    found = [c for c in circles(edges) if set(c) not in ALLOWED_CIRCLES]
+    assert not found, "import circles:\n" + "\n".join(describe(c, edges) for c in found)
 
 
-def test_providers_never_import_the_chat() -> None:
-    graph = import_graph()
-    for name, targets in graph.items():
+def test_a_deferred_import_keeps_something_off_the_import_of_the_package() -> None:
+    # Deferring the import of a module that ``import chatlas_like`` loads anyway buys
+    # nothing: such an import belongs at the top of its module.
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, chatlas_like; print('\\n'.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    pointless = [
+        e for e in imports() if e.kind == "deferred" and e.target in loaded and e.source in loaded
+    ]
+    assert not pointless, "deferred imports of modules loaded anyway:\n" + "\n".join(
+        f"{e.source}:{e.line} -> {e.target}" for e in pointless
+    )
+
+
+def test_the_root_and_every_folder_stay_small() -> None:
+    root = [p for p in PACKAGE.glob("*.py")]
+    assert len(root) <= ROOT_MODULE_LIMIT, sorted(p.name for p in root)
+    for folder in (p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__"):
+        modules = list(folder.glob("*.py"))
+        assert len(modules) <= FOLDER_MODULE_LIMIT, (folder.name, len(modules))
+
+
+def test_every_folder_says_its_job_in_one_line() -> None:
+    for init in PACKAGE.glob("*/__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        assert doc, f"{init.parent.name}/__init__.py has no docstring"
+        assert len(doc.splitlines()[0]) <= 100, init.parent.name
+
+
+def test_only_providers_know_anthropic() -> None:
+    for edge in imports():
+        if edge.target.startswith("chatlas_like.providers._anthropic"):
+            outside = not edge.source.startswith("chatlas_like.providers")
+            assert not outside or edge.source in ANTHROPIC_ENTRY_POINTS, edge
+
+
+def test_nothing_outside_providers_checks_a_providers_name_or_probes_it() -> None:
+    for name, path in package_modules().items():
         if name.startswith("chatlas_like.providers"):
-            assert "chatlas_like._chat" not in targets, name
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare):
+                names = [c.value for c in ast.walk(node) if isinstance(c, ast.Constant)]
+                assert "anthropic" not in names, f"{name}:{node.lineno} checks a provider's name"
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in ("getattr", "hasattr"):
+                probed = ast.unparse(node.args[0]) if node.args else ""
+                assert "provider" not in probed, f"{name}:{node.lineno} probes the provider"
+            if isinstance(node, ast.Constant) and node.value == "pause_turn":
+                raise AssertionError(f"{name}:{node.lineno} names Anthropic's pause_turn")
 
 
 def test_content_displays_itself_when_only_its_own_module_was_imported() -> None:

@@ -110,7 +110,21 @@ def test_list_models_returns_dicts_newest_first(serve: Any) -> None:
     server = serve([])
     models = make_chat(server).list_models()
     assert [m["id"] for m in models] == ["claude-haiku-4-5-20251001", "claude-sonnet-4-5-20250929"]
-    assert set(models[0]) == {"id", "name", "created_at", "provider"}
+    assert set(models[0]) == {
+        "id",
+        "name",
+        "created_at",
+        "input",
+        "output",
+        "cached_input",
+        "provider",
+    }
+
+
+def test_list_models_prices_each_model_per_million_tokens_as_chatlas_does(serve: Any) -> None:
+    models = make_chat(serve([])).list_models()
+    haiku = models[0]
+    assert (haiku["input"], haiku["output"], haiku["cached_input"]) == (1.0, 5.0, 0.1)
 
 
 def test_token_usage_is_kept_per_model(serve: Any) -> None:

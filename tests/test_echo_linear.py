@@ -15,7 +15,8 @@ from rich.console import Console
 from chatlas_like import ContentToolRequest, ContentToolResult
 from chatlas_like._display.console import ProgressEcho
 from chatlas_like._display.notebook import NotebookEcho
-from chatlas_like._display.terminal import ConsoleEcho, Echo
+from chatlas_like._display.terminal import ConsoleEcho
+from chatlas_like._run.echo import EchoSink as Echo
 
 DELTA = "word "
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from chatlas_like import BadRequestError, ContentUploaded, FileManager, NotFoundError
-from chatlas_like.testing import Reply
+from chatlas_like.testing import Reply, ScriptedProvider
 
 from .conftest import make_chat
 
@@ -116,4 +116,4 @@ def test_a_file_of_another_provider_is_refused_before_sending(serve: Any) -> Non
 
 def test_a_provider_without_a_files_api_says_so() -> None:
     with pytest.raises(NotImplementedError, match="no files API"):
-        FileManager(object()).list()
+        FileManager(ScriptedProvider([])).list()

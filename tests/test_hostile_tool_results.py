@@ -20,7 +20,7 @@ from chatlas_like import Chat, ContentToolRequest, ContentToolResult, UserTurn
 from chatlas_like._core.history import History
 from chatlas_like._display.console import ProgressEcho
 from chatlas_like._display.console import ask as ask_chat
-from chatlas_like._display.terminal import NULL_ECHO
+from chatlas_like._run.echo import NULL_ECHO
 from chatlas_like._run.loop import END, NEXT_EVENT, NEXT_RESULT, ModelCall, Run, RunTools, turn_loop
 from chatlas_like._tools.runner import Delivery, Finished, Stopped
 from chatlas_like.providers._anthropic.provider import AnthropicProvider

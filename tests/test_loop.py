@@ -8,7 +8,7 @@ import pytest
 
 from chatlas_like import ContentToolRequest, ContentToolResult, StreamInterruptedError, UserTurn
 from chatlas_like._core.history import History
-from chatlas_like._display.terminal import NULL_ECHO
+from chatlas_like._run.echo import NULL_ECHO
 from chatlas_like._run.loop import END, NEXT_EVENT, NEXT_RESULT, ModelCall, Run, RunTools, turn_loop
 from chatlas_like._tools.runner import Delivery, Finished, Started, Stopped
 from chatlas_like.providers._anthropic.provider import AnthropicProvider

@@ -26,8 +26,9 @@ from opentelemetry.trace import StatusCode
 
 from chatlas_like import ContentToolResult, SqliteStore, expand, parallel_chat
 from chatlas_like._core.errors import StreamInterruptedError
-from chatlas_like._observe.telemetry import CAPTURE_CONTENT_ENV, QUIET, observe_call
+from chatlas_like._observe.telemetry import CAPTURE_CONTENT_ENV, observe_call
 from chatlas_like._run.options import ChatOptions
+from chatlas_like._tools.observer import QUIET
 from chatlas_like._tools.workers import WorkerPool
 from chatlas_like.testing import Reply
 

@@ -116,9 +116,7 @@ def run_chat_command(*, offline: bool, model: str | None, system_prompt: str | N
         chat.register_tool(quarterly_sales)
         chat.register_tool(wait)
         # Load the SDK before the first prompt, so a Ctrl-C never lands inside its import.
-        warm_up = getattr(chat.provider, "_sync_client", None)
-        if callable(warm_up):
-            warm_up()
+        chat.provider.warm_up()
         return run_chat(chat, console=console, banner=banner)
     finally:
         if server is not None:

@@ -1,1 +1,1 @@
-"""The core: content, turns, tool results and their formatting, errors and redaction; imports nothing else of ours."""
+"""The core: content, turns, tool results, formatting, errors, redaction; imports nothing above."""

@@ -21,15 +21,16 @@ import base64
 import json
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import orjson
 
 from .tool_info import ToolInfo
 
-if TYPE_CHECKING:
-    from .content import Content
-    from .turn import Turn
+# Contents and turns arrive as arguments, and their classes as mappings from the caller:
+# content and turns import this module (lazily), never the other way round.
+Content = Any
+Turn = Any
 
 __all__ = ["dump_content", "dump_turn", "dumps", "load_content", "load_turn", "loads", "select"]
 

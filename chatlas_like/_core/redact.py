@@ -31,6 +31,7 @@ import re
 from functools import lru_cache
 from typing import cast
 
+from .errors import RestoredToolError
 from .utf8 import clean_text, cut_to_bytes
 
 __all__ = [
@@ -184,8 +185,6 @@ def _reduce_file_names(error: object, text: str) -> str:
 def describe_error(error: object) -> str:
     """``Type: message`` for an exception, the text itself for a message."""
     if isinstance(error, BaseException):
-        from .errors import RestoredToolError
-
         if isinstance(error, RestoredToolError):
             name, message = error.type_name, error.message
         else:
@@ -198,7 +197,6 @@ def safe_error_message(error: BaseException | str) -> str:
     """The message of ``error`` (without its type name), scrubbed (see :func:`scrub`)."""
     if isinstance(error, str):
         return scrub(error)
-    from .errors import RestoredToolError
 
     message = error.message if isinstance(error, RestoredToolError) else str(error)
     return scrub(_reduce_file_names(error, message))

@@ -30,6 +30,7 @@ from typing import (
 )
 
 from .content import Content, ContentToolRequest
+from .errors import ExpansionError
 from .model_format import (
     _DEFAULTS,
     _NUMPY_OPTS,
@@ -41,6 +42,7 @@ from .model_format import (
     _recover,
     format_value,
 )
+from .redact import failure_message, redact
 from .renderers import render, render_text
 
 if TYPE_CHECKING:
@@ -52,6 +54,7 @@ __all__ = [
     "ContentToolResultProgress",
     "ModelFormat",
     "Outcome",
+    "WholeResult",
     "failed",
     "refused",
 ]
@@ -288,8 +291,6 @@ class ContentToolResult(Content):
             this._f_exception = exception
         if message_expansion is not None:
             if outcome != "success":
-                from .errors import ExpansionError
-
                 raise ExpansionError(
                     f"a {outcome} result cannot carry a message expansion: only successful "
                     "results put material into the conversation"
@@ -378,12 +379,8 @@ class ContentToolResult(Content):
         if outcome == "success":
             return format_value(self.value, self.model_format)
         if outcome in FAILED_OUTCOMES:
-            from .redact import failure_message
-
             return failure_message(self.error if self.error is not None else self.value)
         if self.outcome == "denied":
-            from .redact import redact
-
             reason = self.value if self.value is not None else self.error
             return redact(str(reason) if reason is not None else "The call was denied.")
         raise AssertionError(f"unknown outcome {outcome!r}")
@@ -458,3 +455,14 @@ def rejected(request: ContentToolRequest, error: ToolRejectError) -> ContentTool
 def failed(request: ContentToolRequest, message: str) -> ContentToolResult:
     """A call that failed (timed out, interrupted while running, a callback failed)."""
     return ContentToolResult(error=message, outcome="error", request=request)
+
+
+@dataclass(frozen=True, slots=True)
+class WholeResult:
+    """A result before the cut for the model, with its whole model-facing text (what a
+    result store keeps, and what observers see of a finalised batch)."""
+
+    result: ContentToolResult
+    text: str
+    size: int
+    sequence: int

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Self
 
 from .content import Content, ContentText, ContentToolRequest, content_classes
+from .renderers import render_text
 from .tool_result import ContentToolResult
 
 __all__ = [
@@ -361,21 +362,15 @@ class Turn:
         if key == "role":
             return self.role
         if key == "content":
-            from .._display.render import content_markdown
-
-            return "\n\n".join(content_markdown(c) for c in self.contents)
+            return "\n\n".join(render_text("content_markdown", c) for c in self.contents)
         return default
 
     def _repr_markdown_(self) -> str:
-        from .._display.render import content_markdown
-
-        body = "\n\n".join(content_markdown(c) for c in self.contents)
+        body = "\n\n".join(render_text("content_markdown", c) for c in self.contents)
         return f"**{self.role}**\n\n{body}"
 
     def _repr_html_(self) -> str:
-        from .._display.render import content_html
-
-        body = "".join(content_html(c) for c in self.contents)
+        body = "".join(render_text("content_html", c) for c in self.contents)
         return f"<div class='chatlas-like-turn role-{self.role}'><strong>{self.role}</strong>{body}</div>"
 
 

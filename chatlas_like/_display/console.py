@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Literal, Protocol
 
 from .._core.content import Content, ContentToolRequest
 from .._core.errors import ChatlasLikeError
@@ -29,9 +29,6 @@ from .._core.turn import Turn, UserTurn
 from .._run.loop import TURN_SEPARATOR
 from .live_status import GRACE_S
 from .terminal import ConsoleEcho, EchoMode
-
-if TYPE_CHECKING:
-    from .._chat import Chat
 
 __all__ = ["ProgressEcho", "ask", "run_chat"]
 
@@ -125,6 +122,14 @@ class ProgressEcho(ConsoleEcho):
             self._show()
 
 
+class _Streams(Protocol):
+    """What the console chat needs of a chat: its stream (a :class:`~chatlas_like.Chat`)."""
+
+    def stream(
+        self, *args: str, content: Literal["all"], kwargs: dict[str, Any] | None = None
+    ) -> Iterator[Any]: ...
+
+
 class _Quiet(ProgressEcho):
     """``echo="none"``: progress and errors only, none of the answer."""
 
@@ -133,7 +138,7 @@ class _Quiet(ProgressEcho):
 
 
 def ask(
-    chat: Chat,
+    chat: _Streams,
     prompt: str,
     echo: ProgressEcho,
     kwargs: Mapping[str, Any] | None = None,
@@ -178,7 +183,7 @@ def ask(
 
 
 def run_chat(
-    chat: Chat,
+    chat: _Streams,
     *,
     console: Any = None,
     banner: str | None = None,

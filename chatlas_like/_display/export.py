@@ -23,7 +23,7 @@ from .._core.content import ContentText
 from .._core.turn import Turn
 
 if TYPE_CHECKING:
-    from .._chat import Chat
+    from .render import ChatView
 
 __all__ = ["export_chat"]
 
@@ -37,7 +37,7 @@ _STYLE = (
 
 
 def export_chat(
-    chat: Chat,
+    chat: ChatView,
     filename: str | os.PathLike[str],
     *,
     turns: Sequence[Turn] | None = None,

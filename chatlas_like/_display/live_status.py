@@ -30,6 +30,7 @@ from typing import Any
 from .._core.terminal_safe import safe
 from .._tools.workers import leave_signals_to_main_thread
 from .live_cards import LiveCall, LiveCalls, progress_line
+from .render import format_call
 
 __all__ = ["GRACE_S", "LiveArea", "StatusLines"]
 
@@ -65,8 +66,6 @@ class StatusLines:
         from rich.console import Group
         from rich.spinner import Spinner
         from rich.text import Text
-
-        from .render import format_call
 
         now = self.calls.clock()
         lines: list[Any] = []

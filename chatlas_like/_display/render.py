@@ -23,18 +23,34 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import orjson
 
+from .._core.content import (
+    ContentImageInline,
+    ContentImageRemote,
+    ContentJson,
+    ContentServerToolRequest,
+    ContentServerToolResult,
+    ContentText,
+    ContentThinking,
+    ContentToolRequest,
+    ContentToolRequestFetch,
+    ContentToolRequestSearch,
+    ContentToolResponseFetch,
+    ContentToolResponseSearch,
+    code_span,
+)
+from .._core.redact import safe_description
 from .._core.renderers import register
+from .._core.tool_result import ContentToolResult
 
 if TYPE_CHECKING:
     from markdown_it.renderer import RendererHTML
     from markdown_it.token import Token
     from markdown_it.utils import EnvType, OptionsDict
 
-    from .._chat import Chat
     from .._core.content import (
         Content,
         ContentServerToolRequest,
@@ -42,7 +58,8 @@ if TYPE_CHECKING:
         ContentToolRequest,
     )
     from .._core.tool_result import ContentToolResult
-    from .._core.turn import Turn
+    from .._core.turn import Turn, Usage
+    from ..providers._base import Provider
 
 __all__ = [
     "arguments_html",
@@ -70,6 +87,18 @@ __all__ = [
     "turn_html",
     "turn_markdown",
 ]
+
+
+class ChatView(Protocol):
+    """What a rendering of a whole chat reads of it (a :class:`~chatlas_like.Chat` has it)."""
+
+    @property
+    def system_prompt(self) -> str | None: ...
+    @property
+    def provider(self) -> Provider: ...
+    def get_turns(self) -> list[Turn]: ...
+    def token_usage(self) -> Usage: ...
+
 
 PREVIEW_CHARS = 2_000
 PREVIEW_LINES = 12
@@ -357,13 +386,6 @@ def server_tool_lines(
 ) -> tuple[str, list[str], bool]:
     """A server tool block as (title, source lines, is an error), for a compact panel;
     at most ``max_sources`` sources are listed (None: all)."""
-    from .._core.content import (
-        ContentServerToolRequest,
-        ContentToolRequestFetch,
-        ContentToolRequestSearch,
-        ContentToolResponseFetch,
-        ContentToolResponseSearch,
-    )
 
     if isinstance(item, ContentToolRequestSearch):
         return f"🔎 web search: {_cut(item.query, ARGUMENT_CHARS)!r}", [], False
@@ -436,16 +458,6 @@ def _fenced(text: str) -> str:
 
 def content_markdown(content: Content) -> str:
     """Markdown for any content; tool calls and data are fenced, never raw."""
-    from .._core.content import (
-        ContentJson,
-        ContentServerToolRequest,
-        ContentServerToolResult,
-        ContentText,
-        ContentThinking,
-        ContentToolRequest,
-        code_span,
-    )
-    from .._core.tool_result import ContentToolResult
 
     if isinstance(content, ContentText):
         from .safe_markdown import safe_markdown
@@ -476,7 +488,7 @@ def turn_markdown(turn: Turn, *, skip: frozenset[str] = frozenset()) -> str:
     return f"**{_role_label(turn)}**\n\n{body}"
 
 
-def chat_markdown(chat: Chat) -> str:
+def chat_markdown(chat: ChatView) -> str:
     """Markdown for a whole chat: a header line, the system prompt and every turn."""
     parts = [f"**Chat** · {_chat_summary(chat)}"]
     if chat.system_prompt:
@@ -525,17 +537,6 @@ def _image_as_text(
 
 def content_html(content: Content) -> str:
     """HTML for any content, everything escaped."""
-    from .._core.content import (
-        ContentImageInline,
-        ContentImageRemote,
-        ContentJson,
-        ContentServerToolRequest,
-        ContentServerToolResult,
-        ContentText,
-        ContentThinking,
-        ContentToolRequest,
-    )
-    from .._core.tool_result import ContentToolResult
 
     if isinstance(content, ContentToolResult):
         return result_html(content)
@@ -642,7 +643,6 @@ def inserted_html(turn: Turn) -> str:
 
 def error_html(error: BaseException) -> str:
     """A marked box for a failed answer (Shiny shows it in the chat)."""
-    from .._core.redact import safe_description
 
     return (
         "<div class='chatlas-like-error' role='alert' "
@@ -670,7 +670,6 @@ def _answered_ids(turns: Sequence[Turn]) -> frozenset[str]:
 
 def _shown_contents(turn: Turn, skip: frozenset[str]) -> list[Content]:
     """The contents to show; requests answered later are shown by their result's card."""
-    from .._core.content import ContentToolRequest
 
     return [c for c in turn.contents if not (isinstance(c, ContentToolRequest) and c.id in skip)]
 
@@ -684,7 +683,7 @@ def turn_html(turn: Turn, *, skip: frozenset[str] = frozenset()) -> str:
     )
 
 
-def _chat_summary(chat: Chat) -> str:
+def _chat_summary(chat: ChatView) -> str:
     tokens = chat.token_usage()
     provider = chat.provider
     return (
@@ -694,7 +693,7 @@ def _chat_summary(chat: Chat) -> str:
     )
 
 
-def chat_html(chat: Chat) -> str:
+def chat_html(chat: ChatView) -> str:
     """HTML for a whole chat: a header, the system prompt and every turn."""
     turns = chat.get_turns()
     answered = _answered_ids(turns)

@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from .._core.content import (
     Content,
@@ -56,14 +56,16 @@ from .._core.content import (
 )
 from .._core.terminal_safe import safe, strip_controls
 from .._core.tool_result import ContentToolResult, ContentToolResultProgress
+from .echo_options import EchoOptions
 from .live_cards import LiveCalls, progress_line
 from .live_status import GRACE_S, LiveArea, StatusLines
+from .render import first_lines, format_call, result_rich, server_tool_lines
 
 if TYPE_CHECKING:
     from .._core.turn import Turn
     from .echo_options import EchoOptions
 
-__all__ = ["ConsoleEcho", "Echo", "EchoMode", "NullEcho", "make_echo"]
+__all__ = ["ECHO_MODES", "ConsoleEcho", "EchoMode"]
 
 EchoMode = Literal["none", "text", "output", "all"]
 ECHO_MODES = ("none", "text", "output", "all")
@@ -74,42 +76,6 @@ _UNCOUNTABLE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 _MARKDOWN = re.compile(
     r"[*_`#\[\]<>|~\\&]|^ *(?:[-+]|\d+[.)])(?: |$)|^ *(?:={3,}|-{3,})$|^ {4}", re.M
 )
-
-
-class Echo(Protocol):
-    """A sink for what a chat produces while it runs."""
-
-    def user_turn(self, turn: Turn) -> None: ...
-    def inserted_turn(self, turn: Turn) -> None: ...
-    def text(self, delta: str) -> None: ...
-    def content(self, item: Content) -> None: ...
-    def tool_started(self, request: ContentToolRequest) -> None: ...
-    def finish(self) -> None: ...
-
-
-class NullEcho:
-    """Shows nothing."""
-
-    def user_turn(self, turn: Turn) -> None:
-        pass
-
-    def inserted_turn(self, turn: Turn) -> None:
-        pass
-
-    def text(self, delta: str) -> None:
-        pass
-
-    def content(self, item: Content) -> None:
-        pass
-
-    def tool_started(self, request: ContentToolRequest) -> None:
-        pass
-
-    def finish(self) -> None:
-        pass
-
-
-NULL_ECHO = NullEcho()
 
 
 class ConsoleEcho:
@@ -152,7 +118,6 @@ class ConsoleEcho:
         grace: float = GRACE_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        from .echo_options import EchoOptions
 
         self.mode = mode
         self.options = options if options is not None else EchoOptions()
@@ -220,8 +185,6 @@ class ConsoleEcho:
                 return
             from rich.text import Text
 
-            from .render import first_lines
-
             self._hide()
             self._end_line()
             label = Text(f"↳ inserted {turn.role} message: ", style="bold magenta")
@@ -278,8 +241,6 @@ class ConsoleEcho:
     def _print_content(self, item: Content) -> None:
         from rich.text import Text
 
-        from .render import format_call, result_rich
-
         if isinstance(item, (ContentServerToolRequest, ContentServerToolResult)):
             self._server_tool(item)
         elif isinstance(item, ContentThinking):
@@ -332,7 +293,6 @@ class ConsoleEcho:
         self._line_start = text.endswith("\n")
 
     def _server_tool(self, item: ContentServerToolRequest | ContentServerToolResult) -> None:
-        from .render import server_tool_lines
 
         title, lines, error = server_tool_lines(item, self.options.web_activity_max_sources)
         if not lines:
@@ -430,33 +390,3 @@ def _markdown_parser() -> Any:
     from markdown_it import MarkdownIt
 
     return MarkdownIt().enable("strikethrough").enable("table")  # as rich configures it
-
-
-def in_notebook() -> bool:
-    """Whether we run inside a Jupyter kernel."""
-    shell = sys.modules.get("IPython")
-    if shell is None:
-        return False
-    get_ipython = getattr(shell, "get_ipython", None)
-    ip = get_ipython() if callable(get_ipython) else None
-    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
-
-
-def make_echo(
-    mode: str,
-    console: Any = None,
-    *,
-    thinking: bool = True,
-    options: EchoOptions | None = None,
-) -> Echo:
-    """The sink for ``mode`` in the current environment (``thinking``: show thinking;
-    ``options``: display settings)."""
-    if mode not in ECHO_MODES:
-        raise ValueError(f"echo must be one of {', '.join(ECHO_MODES)}; got {mode!r}")
-    if mode == "none":
-        return NULL_ECHO
-    if console is None and in_notebook():
-        from .notebook import NotebookEcho
-
-        return NotebookEcho(mode, options=options)  # pyright: ignore[reportArgumentType]
-    return ConsoleEcho(mode, console, thinking, options)  # pyright: ignore[reportArgumentType]

@@ -4,15 +4,15 @@
 ``chatlas_like`` logger is below ``INFO`` and no tracer or meter provider is configured
 (OpenTelemetry not even imported, or only its default no-op providers) it returns
 :data:`QUIET`, whose hooks do nothing: an unobserved call pays a few empty method calls
-and no span work. Otherwise a :class:`CallObserver` logs (:mod:`._logging`) and traces
-(:mod:`._otel`, imported only then).
+and no span work. Otherwise a :class:`CallObserver` logs (:mod:`.log`) and traces
+(:mod:`.otel`, imported only then).
 
-The hooks, and where they are called (one line each):
+The hooks (:class:`~chatlas_like._tools.observer.Observer`), and where they are called:
 
 ===================  ===========================================================
-``begin`` ``failed``  the turn loop (:mod:`._loop`): one ``chat()`` / ``stream()``
+``begin`` ``failed``  the turn loop (:mod:`chatlas_like._run.loop`): one ``chat()`` / ``stream()``
 ``end``               call, its failure, its end
-``request``           the drivers (:mod:`._drive`): a model request is opened ...
+``request``           the drivers (:mod:`chatlas_like._run.drive`): a model request is opened ...
 ``send[_async]``      ... sent (its span current for HTTP instrumentation) ...
 ``retrying``          ... and retried
 ``response``          the turn loop: that request's answer
@@ -41,22 +41,20 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import orjson
 
 from .._core.redact import failure_message
+from .._tools.observer import QUIET, Observer
 from .log import logger, scrub
 
 if TYPE_CHECKING:
     from .._core.content import ContentToolRequest
-    from .._core.tool_result import ContentToolResult
+    from .._core.tool_result import ContentToolResult, WholeResult
     from .._core.turn import AssistantTurn
-    from .._tools.finalize import WholeResult
     from .._tools.tool import Tool, ToolBuiltIn
     from ..providers._base import Provider
     from .otel import CallTrace
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",
-    "QUIET",
     "CallObserver",
-    "Observer",
     "capture_content",
     "observe_call",
     "store_failed",
@@ -83,57 +81,6 @@ def _otel_imported() -> bool:
     # A provider can only have been configured by code that imported OpenTelemetry.
     modules = sys.modules
     return "opentelemetry.trace" in modules or "opentelemetry.metrics" in modules
-
-
-class Observer:
-    """The hooks of one call; this base, :data:`QUIET`, does nothing."""
-
-    __slots__ = ()
-
-    def begin(self) -> None:
-        """The call's first step."""
-
-    def failed(self, error: BaseException) -> None:
-        """The call ends by raising ``error`` (:meth:`end` follows)."""
-
-    def end(self) -> None:
-        """The call is over."""
-
-    def request(self, body: Mapping[str, Any]) -> None:
-        """A model request is about to be sent (before its first attempt)."""
-
-    def send(self, fn: Callable[[A], T], body: A) -> T:
-        """``fn(body)``: one attempt to send the request."""
-        return fn(body)
-
-    def send_async(self, fn: Callable[[A], Awaitable[T]], body: A) -> Awaitable[T]:
-        """``fn(body)``, awaitable: one attempt to send the request."""
-        return fn(body)
-
-    def retrying(self, retry: int, delay: float, error: BaseException) -> None:
-        """Attempt ``retry + 1`` follows in ``delay`` seconds, after ``error``."""
-
-    def response(self, turn: AssistantTurn) -> None:
-        """The request's answer is complete."""
-
-    def running(self, request: ContentToolRequest, work: Awaitable[T]) -> Awaitable[T]:
-        """``work``, the execution of ``request``'s tool."""
-        return work
-
-    def keeping(self, keep: Callable[[A], T], batch: A) -> T:
-        """``keep(batch)``: the store write of a batch of results."""
-        return keep(batch)
-
-    def finalized(
-        self, run_id: str, batch: Sequence[WholeResult], results: Sequence[ContentToolResult]
-    ) -> None:
-        """``results`` are final (cut, numbered, stored); ``batch`` has their sequences."""
-
-    def expanded(self, result: ContentToolResult, inserted: int) -> None:
-        """An expansion inserted ``inserted`` messages (0: not applied)."""
-
-
-QUIET = Observer()
 
 
 def observe_call(

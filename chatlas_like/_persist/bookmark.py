@@ -9,19 +9,28 @@ pending message expansions (as in a saved chat, see :mod:`chatlas_like._persist.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
 if TYPE_CHECKING:
-    from .._chat import Chat
+    from collections.abc import Sequence
+
+    from .._core.turn import Turn
 
 __all__ = ["STATE_VERSION", "chat_state", "restore_chat_state"]
 
 STATE_VERSION = 1
 
 
-def chat_state(chat: Chat) -> dict[str, Any]:
+class _Turns(Protocol):
+    """What a bookmark reads and restores of a chat."""
+
+    def get_turns(self) -> list[Turn]: ...
+    def set_turns(self, turns: Sequence[Turn]) -> None: ...
+
+
+def chat_state(chat: _Turns) -> dict[str, Any]:
     """``chat``'s history as JSON-ready data."""
     from .serialize import to_json
 
@@ -29,7 +38,7 @@ def chat_state(chat: Chat) -> dict[str, Any]:
     return {"version": STATE_VERSION, "turns": orjson.loads(to_json(chat.get_turns()))}
 
 
-def restore_chat_state(chat: Chat, state: Any) -> None:
+def restore_chat_state(chat: _Turns, state: Any) -> None:
     """Put the history of a :func:`chat_state` back into ``chat``."""
     from .serialize import turns_from_data
 

@@ -41,9 +41,9 @@ import stat
 import tempfile
 import uuid
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import asdict, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -53,35 +53,27 @@ from .._core.errors import PersistenceError
 from .._core.tool_info import ToolInfo
 from .._run.options import ChatOptions
 from .._tools.tool import Tool, ToolBuiltIn
+from ..providers._registry import saved_provider
 from .serialize import TURNS_FORMAT, turns_from_data, turns_to_data
 from .shape import mismatch
 
 if TYPE_CHECKING:
-    from .._chat import Chat
-    from .._store import ToolResultStore
+    from .._core.turn import Turn
     from ..providers._base import Provider
 
-__all__ = ["CHAT_FORMAT", "CHAT_VERSION", "load_chat", "save_chat", "write_atomic"]
+__all__ = [
+    "CHAT_FORMAT",
+    "CHAT_VERSION",
+    "ChatFile",
+    "in_saved_order",
+    "load_chat",
+    "save_chat",
+    "warn_missing_tools",
+    "write_atomic",
+]
 
 CHAT_FORMAT = "chatlas_like.chat"
 CHAT_VERSION = 1
-_PROVIDER_SETTINGS = (
-    "model",
-    "max_tokens",
-    "cache",
-    "prefill",
-    "structured_output_mode",
-)
-# What a file may say about the provider and the request, with the type each must have;
-# anything else there (base_url, headers, client arguments, proxies...) is ignored.
-_PROVIDER_FIELDS = {
-    "model": "str",
-    "max_tokens": "int",
-    "cache": "Literal['5m', '1h', 'none']",
-    "prefill": "bool | None",
-    "structured_output_mode": "Literal['auto', 'native', 'tool']",
-    "reasoning": "int | str | dict[str, Any] | None",
-}
 _PARAM_FIELDS = {
     "temperature": "float",
     "top_p": "float",
@@ -109,7 +101,27 @@ before_replace: Callable[[Path], None] | None = None
 # -- saving ------------------------------------------------------------------------------------
 
 
-def save_chat(chat: Chat, path: str | os.PathLike[str]) -> None:
+@dataclass(slots=True)
+class ChatFile:
+    """What a chat file holds: the parts a chat is saved from and rebuilt from.
+
+    ``Chat.save`` fills one and ``Chat.load`` builds a chat from the one
+    :func:`load_chat` read, so this module never needs the chat itself.
+    """
+
+    provider: Provider
+    system_prompt: str | None
+    run_id: str
+    turns: list[Turn]
+    tools: list[Tool | ToolBuiltIn] = field(default_factory=lambda: [])
+    params: dict[str, Any] = field(default_factory=lambda: {})
+    options: dict[str, Any] = field(default_factory=lambda: {})
+    parent_runs: tuple[str, ...] = ()
+    last_sequence: int = 0
+    tool_order: list[str] = field(default_factory=lambda: [])  # as saved (loading only)
+
+
+def save_chat(chat: ChatFile, path: str | os.PathLike[str]) -> None:
     """Write ``chat`` to ``path`` atomically."""
     try:
         document = orjson.dumps(chat_document(chat))
@@ -118,42 +130,22 @@ def save_chat(chat: Chat, path: str | os.PathLike[str]) -> None:
     write_atomic(Path(path), document)
 
 
-def chat_document(chat: Chat) -> dict[str, Any]:
+def chat_document(chat: ChatFile) -> dict[str, Any]:
     """The document :func:`save_chat` writes."""
-    provider = chat.provider
-    settings: dict[str, Any] = {"name": provider.name}
-    for name in _PROVIDER_SETTINGS:
-        if hasattr(provider, name):
-            settings[name] = getattr(provider, name)
-    reasoning = _reasoning(provider)
-    if reasoning is not None:
-        settings["reasoning"] = reasoning
+    settings: dict[str, Any] = {"name": chat.provider.name, **chat.provider.saved_settings()}
     return {
         "format": CHAT_FORMAT,
         "version": CHAT_VERSION,
         "provider": settings,
-        "params": dict(chat._params),
-        "options": asdict(chat.options),
+        "params": dict(chat.params),
+        "options": dict(chat.options),
         "run_id": chat.run_id,
         "parent_runs": list(chat.parent_runs),
-        "last_sequence": chat._history.last_sequence,
+        "last_sequence": chat.last_sequence,
         "system_prompt": chat.system_prompt,
-        "tools": [_tool_data(t) for t in chat.get_tools()],
-        "turns": turns_to_data(chat.get_turns(), _tool_infos(chat.get_tools())),
+        "tools": [_tool_data(t) for t in chat.tools],
+        "turns": turns_to_data(chat.turns, _tool_infos(chat.tools)),
     }
-
-
-def _reasoning(provider: Provider) -> str | dict[str, Any] | None:
-    """The provider's thinking settings as the ``reasoning=`` that rebuilds them.
-
-    An effort rebuilds adaptive thinking at that effort; otherwise the ``thinking``
-    object itself (a token budget is ``{"type": "enabled", "budget_tokens": N}``).
-    """
-    effort: Any = getattr(provider, "effort", None)
-    if isinstance(effort, str):
-        return effort
-    thinking: Any = getattr(provider, "thinking", None)
-    return dict(cast(dict[str, Any], thinking)) if isinstance(thinking, dict) else None
 
 
 def _tool_data(tool: Tool | ToolBuiltIn) -> dict[str, Any]:
@@ -219,23 +211,14 @@ def _fsync_directory(directory: Path) -> None:
 
 
 def load_chat(
-    chat_class: type[Chat],
     path: str | os.PathLike[str],
-    tools: Sequence[Callable[..., Any] | Tool | ToolBuiltIn] = (),
     *,
     provider: Provider | None = None,
     api_key: str | None = None,
     base_url: str | None = None,
-    store: ToolResultStore | str | os.PathLike[str] | None = None,
-    tenant_id: str | None = None,
-    paging: bool = False,
-    options: Mapping[str, Any] | None = None,
-) -> Chat:
-    """A ``chat_class`` chat from a file written by :func:`save_chat` (see the module
-    docstring).
-
-    The class comes from the caller (``Chat.load``), so persistence never imports the chat.
-    """
+) -> ChatFile:
+    """What the file written by :func:`save_chat` at ``path`` holds, every field checked
+    (see the module docstring); ``provider`` replaces the one the file describes."""
     where = os.fspath(path)
     document = read_document(Path(path))
     _check_fields(document, where)
@@ -245,7 +228,7 @@ def load_chat(
         )
     except PersistenceError as e:
         raise PersistenceError(f"{where}: {e}") from None
-    saved_options = _saved_options(document.get("options"), where)
+    options = _saved_options(document.get("options"), where)
     ignored: list[str] = []
     params = _saved_params(document.get("params"), where, ignored)
     rebuilt = provider or _provider(document["provider"], api_key, base_url, where, ignored)
@@ -257,23 +240,19 @@ def load_chat(
             UserWarning,
             stacklevel=3,
         )
-    chat = chat_class(
-        rebuilt,
+    listed: list[Any] = document.get("tools") or []
+    saved_tools = [cast(dict[str, Any], t) for t in listed if isinstance(t, dict)]
+    return ChatFile(
+        provider=rebuilt,
         system_prompt=document.get("system_prompt"),
-        store=store,
-        tenant_id=tenant_id,
-        paging=paging,
-        **{**saved_options, **(options or {})},
+        run_id=document["run_id"],
+        turns=turns,
+        params=params,
+        options=options,
+        parent_runs=tuple(document.get("parent_runs", ())),
+        last_sequence=document.get("last_sequence") or 0,
+        tool_order=[str(t.get("name")) for t in saved_tools],
     )
-    chat.set_tools(_in_saved_order(document.get("tools"), [*tools, *chat._tools.values()]))
-    chat._params = params
-    # What this chat adds goes under its own new run (History made one), linked to the
-    # saved run: two chats continuing one file never write over each other's results.
-    chat._history.parent_runs = (document["run_id"], *document.get("parent_runs", ()))
-    chat._history.last_sequence = document.get("last_sequence") or 0
-    chat.set_turns(turns)
-    _warn_missing_tools(turns, chat, where)
-    return chat
 
 
 def read_document(path: Path) -> dict[str, Any]:
@@ -389,50 +368,55 @@ def _provider(
 ) -> Provider:
     values = dict(settings)
     name = values.pop("name", None)
-    if name == "anthropic":
-        from ..providers._anthropic.provider import AnthropicProvider
+    provider_class = saved_provider(name)
+    if provider_class is None:
+        raise PersistenceError(
+            f"{where}: saved with provider {name!r}, which this chatlas_like cannot rebuild: "
+            "pass provider= to Chat.load"
+        )
+    kept: dict[str, Any] = {}
+    for key, value in values.items():
+        annotation = provider_class.saved_fields.get(key)
+        if annotation is None:
+            ignored.append(f"provider.{key}")
+            continue
+        problem = mismatch(value, annotation)
+        if problem is not None:
+            raise PersistenceError(f"{where}: provider.{key}: {problem}")
+        kept[key] = value
+    if "model" not in kept:
+        raise PersistenceError(f"{where}: provider.model: missing")
+    try:
+        return provider_class.from_saved(kept, api_key=api_key, base_url=base_url)
+    except (TypeError, ValueError) as e:
+        field = _field_named(e, kept)
+        raise PersistenceError(f"{where}: {field}: {e}") from None
 
-        kept: dict[str, Any] = {}
-        for key, value in values.items():
-            annotation = _PROVIDER_FIELDS.get(key)
-            if annotation is None:
-                ignored.append(f"provider.{key}")
-                continue
-            problem = mismatch(value, annotation)
-            if problem is not None:
-                raise PersistenceError(f"{where}: provider.{key}: {problem}")
-            kept[key] = value
-        if "model" not in kept:
-            raise PersistenceError(f"{where}: provider.model: missing")
-        try:
-            return AnthropicProvider(api_key=api_key, base_url=base_url, **kept)
-        except (TypeError, ValueError) as e:
-            field = "provider.reasoning" if "reasoning" in kept else "provider"
-            raise PersistenceError(f"{where}: {field}: {e}") from None
-    raise PersistenceError(
-        f"{where}: saved with provider {name!r}, which this chatlas_like cannot rebuild: "
-        "pass provider= to Chat.load"
-    )
+
+def _field_named(error: Exception, settings: Mapping[str, Any]) -> str:
+    """``provider.<key>`` when the provider's message names one of the settings."""
+    text = str(error)
+    named = [key for key in settings if key != "model" and key in text]
+    return f"provider.{named[0]}" if len(named) == 1 else "provider"
 
 
-def _in_saved_order(
-    saved: Any, tools: Sequence[Callable[..., Any] | Tool | ToolBuiltIn]
+def in_saved_order(
+    order: Sequence[str], tools: Sequence[Callable[..., Any] | Tool | ToolBuiltIn]
 ) -> list[Callable[..., Any] | Tool | ToolBuiltIn]:
     """``tools`` in the order the chat had them when saved (their order is in requests)."""
-    entries = [cast(dict[str, Any], t) for t in cast(list[Any], saved or []) if isinstance(t, dict)]
-    names = [str(t.get("name")) for t in entries]
-    order = {name: i for i, name in enumerate(names)}
+    position = {name: i for i, name in enumerate(order)}
 
-    def position(tool: Callable[..., Any] | Tool | ToolBuiltIn) -> int:
+    def key(tool: Callable[..., Any] | Tool | ToolBuiltIn) -> int:
         name = tool.name if isinstance(tool, (Tool, ToolBuiltIn)) else getattr(tool, "__name__", "")
-        return order.get(name, len(order))
+        return position.get(name, len(position))
 
-    return sorted(tools, key=position)
+    return sorted(tools, key=key)
 
 
-def _warn_missing_tools(turns: Sequence[Any], chat: Chat, where: str) -> None:
+def warn_missing_tools(turns: Sequence[Turn], tools: Iterable[str], where: str) -> None:
+    """One warning naming the tools ``turns`` call that are not among ``tools``."""
     called = {request.name for turn in turns for request in turn.tool_requests}
-    missing = sorted(called - set(chat._tools))
+    missing = sorted(called - set(tools))
     if missing:
         warnings.warn(
             f"{where}: the history calls tools not given to Chat.load: {', '.join(missing)}; "

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._core.errors import RateLimitError
-from .._observe.telemetry import QUIET, Observer
+from .._tools.observer import QUIET, Observer
 from .._tools.runner import Delivery, Finished, ToolContext, ToolRound
 from .._tools.workers import background_loop, submit_to_background
 from ..providers._base import AsyncEventStream, EventStream, Provider

@@ -57,8 +57,7 @@ from .._core.history import History, answer_dangling
 from .._core.tool_info import ToolInfo
 from .._core.tool_result import ContentToolResult, failed, refused
 from .._core.turn import AssistantTurn, Turn, Usage, UserTurn
-from .._display.terminal import Echo
-from .._observe.telemetry import QUIET, Observer
+from .._tools.observer import QUIET, Observer
 from .._tools.runner import (
     INTERRUPTED_PENDING,
     INTERRUPTED_RUNNING,
@@ -69,6 +68,7 @@ from .._tools.runner import (
 )
 from .._tools.tool import Tool, ToolBuiltIn
 from ..providers._base import Provider, RequestSpec
+from .echo import EchoSink
 from .options import ChatOptions
 from .tool_ids import UniqueIds
 
@@ -145,7 +145,7 @@ class Run:
     provider: Provider
     spec: RequestSpec
     options: ChatOptions = field(default_factory=ChatOptions)
-    echo: Echo | None = None
+    echo: EchoSink | None = None
     yield_text: bool = True
     yield_content: bool = False
     tools: Mapping[str, Tool | ToolBuiltIn] = field(default_factory=lambda: {})
@@ -202,7 +202,7 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
             check_finish(turn, structured=run.spec.data_model is not None)
             requests = turn.tool_requests
             if not requests:
-                if turn.finish_reason != "pause_turn":
+                if turn.finish_reason not in run.provider.capabilities.paused_finish_reasons:
                     return
                 # A server tool paused the turn: let the model carry on, within the limit.
                 _check_round_limit(run, [])

@@ -20,9 +20,10 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from .._core.redact import safe_description
+from .._core.tool_result import WholeResult
 from .._core.utf8 import cut_to_bytes, utf8_length
 from .._observe.telemetry import store_failed
-from .._tools.finalize import READ_MORE_TOOL, WholeResult
+from .._tools.finalize import READ_MORE_TOOL
 from .._tools.tool import Tool
 from ._protocol import StoredRange, StoreWarning, ToolResultStore
 from ._record import ToolResultRecord

@@ -35,32 +35,21 @@ import orjson
 from .._core.content import ContentText
 from .._core.history import History
 from .._core.model_format import ITEM_BUDGET, FormatError
-from .._core.tool_result import ContentToolResult
+from .._core.tool_result import ContentToolResult, WholeResult
 from .._core.utf8 import clean_text, cut_to_bytes, replace_surrogates, replacement_note, utf8_length
-from .._observe.telemetry import QUIET, Observer
+from .observer import QUIET, Observer
 from .tool import Tool, ToolBuiltIn
 
 __all__ = [
     "READ_MORE_TOOL",
     "Finalizer",
     "Keeper",
-    "WholeResult",
     "block_size",
     "blocks_size",
     "result_limit",
 ]
 
 READ_MORE_TOOL = "read_tool_result"
-
-
-@dataclass(frozen=True, slots=True)
-class WholeResult:
-    """A result before the cut for the model, with its whole model-facing text."""
-
-    result: ContentToolResult
-    text: str
-    size: int
-    sequence: int
 
 
 Keeper = Callable[[str, Sequence[WholeResult], int], Sequence[int | None]]

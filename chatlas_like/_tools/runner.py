@@ -60,8 +60,8 @@ from .._core.tool_result import (
     refused,
     rejected,
 )
-from .._observe.telemetry import QUIET, Observer
 from .callbacks import Allow, CallbackList, Deny, call_callback, callback_name
+from .observer import QUIET, Observer
 from .tool import ArgumentError, Tool, ToolBuiltIn
 from .workers import WorkerPool
 from .yields import combine, progress

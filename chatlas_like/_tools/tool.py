@@ -229,27 +229,17 @@ class ToolBuiltIn:
         return self._definition
 
     def get_definition(
-        self, provider_name: str = "anthropic", *, cache_control: Mapping[str, Any] | None = None
+        self, provider_name: str | None = None, *, cache_control: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
-        """The definition for ``provider_name`` (chatlas's method; only Anthropic here).
+        """The definition sent to the provider (chatlas's method).
 
         Parameters
         ----------
         provider_name
-            ``"anthropic"``.
+            The provider asking; a definition given by hand is sent as given to any.
         cache_control
             Prompt-caching settings to add to the definition.
-
-        Raises
-        ------
-        ValueError
-            Another provider: chatlas_like talks only to Anthropic.
         """
-        if provider_name.lower() != "anthropic":
-            raise ValueError(
-                f"no {provider_name!r} definition: chatlas_like talks only to Anthropic "
-                "(use provider_name='anthropic')"
-            )
         definition = dict(self.definition)
         if cache_control is not None:
             definition["cache_control"] = dict(cache_control)

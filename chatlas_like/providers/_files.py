@@ -13,79 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import mimetypes
 import os
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import IO, TYPE_CHECKING
+
+from ._base import FileMetadata, FileSource, Provider
 
 if TYPE_CHECKING:
     from .._core.content import ContentUploaded
 
-__all__ = ["FileManager", "FileMetadata", "FileSource"]
-
-
-@dataclass(frozen=True, slots=True)
-class FileMetadata:
-    """What the provider knows about an uploaded file.
-
-    Parameters
-    ----------
-    id
-        The provider's file id (``ContentUploaded.id``).
-    filename, mime_type, size_bytes, created_at, expires_at
-        As the provider reports them.
-    provider
-        The provider's name.
-    extra
-        The provider's full record, as plain data.
-    """
-
-    id: str
-    filename: str | None = None
-    mime_type: str | None = None
-    size_bytes: int | None = None
-    created_at: datetime | None = None
-    expires_at: datetime | None = None
-    provider: str = ""
-    extra: dict[str, Any] = field(default_factory=lambda: {})
-
-
-@dataclass(frozen=True, slots=True)
-class FileSource:
-    """A file's bytes, name and media type, ready to upload."""
-
-    filename: str
-    data: bytes
-    mime_type: str
-
-    @classmethod
-    def read(
-        cls, file: str | os.PathLike[str] | IO[bytes], mime_type: str | None = None
-    ) -> FileSource:
-        """Read a path or a binary file object (left open: the caller owns it)."""
-        if isinstance(file, (str, os.PathLike)):
-            path = Path(file)
-            if not path.is_file():
-                raise FileNotFoundError(f"no file at {path}")
-            name, data = path.name, path.read_bytes()
-        else:
-            name = Path(str(getattr(file, "name", "") or "upload")).name
-            data = file.read()
-        guessed = mimetypes.guess_type(name)[0]
-        return cls(name, data, mime_type or guessed or "application/octet-stream")
-
-
-@runtime_checkable
-class FileProvider(Protocol):
-    """A provider with a files API."""
-
-    def file_upload(self, source: FileSource) -> ContentUploaded: ...
-    def file_list(self) -> list[FileMetadata]: ...
-    def file_get(self, file_id: str) -> FileMetadata: ...
-    def file_delete(self, file_id: str) -> None: ...
-    def file_download(self, file_id: str) -> bytes: ...
+__all__ = ["FileManager"]
 
 
 class FileManager:
@@ -107,13 +44,12 @@ class FileManager:
     ```
     """
 
-    def __init__(self, provider: Any) -> None:
+    def __init__(self, provider: Provider) -> None:
         self._provider = provider
 
-    def _files(self) -> FileProvider:
-        if not isinstance(self._provider, FileProvider):
-            name = getattr(self._provider, "name", type(self._provider).__name__)
-            raise NotImplementedError(f"the {name} provider has no files API")
+    def _files(self) -> Provider:
+        if not self._provider.capabilities.files:
+            raise NotImplementedError(f"the {self._provider.label} provider has no files API")
         return self._provider
 
     def upload(

@@ -1,9 +1,9 @@
-"""What Anthropic's models cost per token, for ``get_cost()``, ``turn.cost`` and ``token_usage()``.
+"""What models cost per token, for ``get_cost()``, ``turn.cost``, ``token_usage()`` and
+``list_models()``: each provider's table (Anthropic's in :mod:`._anthropic.prices`),
+and the prices a user set.
 
-Our own table of Anthropic's published prices (USD per million tokens), taken on
-``PRICES_TAKEN`` from Anthropic's pricing page and model pages. Prices change without
-notice: treat every cost as an estimate, and give a model the table lacks (or a price
-that changed) with :func:`set_token_price`.
+Prices change without notice: treat every cost as an estimate, and give a model the
+table lacks (or a price that changed) with :func:`set_token_price`.
 
 Three prices per model, as chatlas keeps them: input, output and cached input (a cache
 read). A cache write costs the input price times 1.25 (5-minute cache) or 2 (1-hour
@@ -15,59 +15,21 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import NamedTuple
 
-__all__ = ["PRICES_TAKEN", "TokenPrice", "get_token_price", "set_token_price", "token_cost"]
+from ._anthropic.prices import ANTHROPIC_PRICES, PRICES_TAKEN
+from ._base import TokenPrice
 
-PRICES_TAKEN = "2026-12-01"
-
-
-class TokenPrice(NamedTuple):
-    """A model's prices in USD per million tokens."""
-
-    input: float
-    output: float
-    cached_input: float
+__all__ = [
+    "PRICES_TAKEN",
+    "TokenPrice",
+    "get_token_price",
+    "set_token_price",
+    "token_cost",
+]
 
 
-_OPUS_4 = TokenPrice(15.0, 75.0, 1.5)
-_OPUS_4_5 = TokenPrice(5.0, 25.0, 0.5)
-_SONNET = TokenPrice(3.0, 15.0, 0.3)
-_SONNET_5 = TokenPrice(2.0, 10.0, 0.2)
-_FABLE_5 = TokenPrice(10.0, 50.0, 1.0)
-_FABLE_5_1 = TokenPrice(10.0, 50.0, 0.25)
-
-_ANTHROPIC: dict[str, TokenPrice] = {
-    "claude-fable-5-1": _FABLE_5_1,
-    "claude-mythos-5-1": _FABLE_5_1,
-    "claude-fable-5": _FABLE_5,
-    "claude-mythos-5": _FABLE_5,
-    "claude-mythos-preview": _FABLE_5,
-    "claude-opus-5-5": TokenPrice(4.0, 20.0, 0.2),
-    "claude-opus-5": _OPUS_4_5,
-    "claude-opus-4-8": _OPUS_4_5,
-    "claude-opus-4-7": _OPUS_4_5,
-    "claude-opus-4-6": _OPUS_4_5,
-    "claude-opus-4-5": _OPUS_4_5,
-    "claude-opus-4-1": _OPUS_4,
-    "claude-opus-4-0": _OPUS_4,
-    "claude-opus-4": _OPUS_4,
-    "claude-3-opus": _OPUS_4,
-    "claude-sonnet-5-5": _SONNET_5,
-    "claude-sonnet-5": _SONNET_5,
-    "claude-sonnet-4-6": _SONNET,
-    "claude-sonnet-4-5": _SONNET,
-    "claude-sonnet-4-0": _SONNET,
-    "claude-sonnet-4": _SONNET,
-    "claude-3-7-sonnet": _SONNET,
-    "claude-3-5-sonnet": _SONNET,
-    # Haiku 5.5 below 100,000 prompt tokens; longer prompts cost five times as much.
-    "claude-haiku-5-5": TokenPrice(0.10, 0.50, 0.01),
-    "claude-haiku-4-5": TokenPrice(1.0, 5.0, 0.1),
-    "claude-3-5-haiku": TokenPrice(0.8, 4.0, 0.08),
-    "claude-3-haiku": TokenPrice(0.25, 1.25, 0.03),
-}
-_TABLES: dict[str, dict[str, TokenPrice]] = {"anthropic": _ANTHROPIC}
+# Each provider's own table, by provider name.
+_TABLES: dict[str, dict[str, TokenPrice]] = {"anthropic": ANTHROPIC_PRICES}
 _custom: dict[tuple[str, str], TokenPrice] = {}
 # Each model's price once looked up: a turn's cost is one dict read (set_token_price clears it).
 _resolved: dict[tuple[str, str], TokenPrice | None] = {}

@@ -13,10 +13,14 @@ logging every request::
         chat.register_tool(get_date)
         assert "2024" in str(chat.chat("What's the date?", echo="none"))
         assert server.message_requests()[1]["messages"][-1]["content"][0]["type"] == "tool_result"
+
+And a provider that needs no HTTP at all, :class:`ScriptedProvider`, written against
+the provider interface alone (``Chat(ScriptedProvider([...]))``).
 """
 
 from ._cassette import CassetteReplay, comparable, default_fixtures_dir
 from ._postgres import TemporaryPostgres
+from ._provider import ScriptedProvider, ScriptedRequest
 from ._scripted import Reply, Response, ScriptedModel
 from ._server import Backend, LoopbackServer, RecordedRequest
 from ._validator import RULES, Rejection, validate_request
@@ -31,6 +35,8 @@ __all__ = [
     "Reply",
     "Response",
     "ScriptedModel",
+    "ScriptedProvider",
+    "ScriptedRequest",
     "TemporaryPostgres",
     "comparable",
     "default_fixtures_dir",

@@ -18,16 +18,13 @@ import re
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 import orjson
 
-from ._requests import RecordedRequest
-from ._scripted import Response
+from ._requests import Backend, RecordedRequest
+from ._scripted import Counters, Response
 from ._validator import Rejection, validate_request
-
-if TYPE_CHECKING:
-    from ._server import LoopbackServer
 
 __all__ = ["MessageBatches"]
 
@@ -45,6 +42,18 @@ class _Batch:
     results: list[dict[str, Any]] = field(default_factory=lambda: [])
 
 
+class _Server(Protocol):
+    """What the batch routes use of the loopback server that holds them."""
+
+    counters: Counters
+    validate: bool
+    no_prefill_models: tuple[str, ...]
+    backend: Backend
+
+    @property
+    def url(self) -> str: ...
+
+
 class MessageBatches:
     """The batches a :class:`LoopbackServer` holds, and its answers to the batch routes.
 
@@ -56,7 +65,7 @@ class MessageBatches:
         Custom ids whose requests end ``expired`` instead of being processed.
     """
 
-    def __init__(self, server: LoopbackServer) -> None:
+    def __init__(self, server: _Server) -> None:
         self.server = server
         self.polls_to_end = 2
         self.expire: set[str] = set()

@@ -15,14 +15,23 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Generator,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import contextmanager, suppress
 from datetime import date
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import orjson
 
+from ..._core.content import ContentUploaded
 from ..._core.errors import (
     AuthenticationError,
     BadRequestError,
@@ -37,7 +46,17 @@ from ..._core.errors import (
 )
 from ..._core.turn import Turn
 from ..._tools.structured import StructuredMode
-from .._base import ModelInfo, RequestSpec
+from .._base import (
+    BatchAnswer,
+    BatchStatus,
+    Capabilities,
+    FileMetadata,
+    FileSource,
+    ModelInfo,
+    ProviderBase,
+    RequestSpec,
+)
+from .._prices import get_token_price
 from .wire import (
     AnthropicAccumulator,
     MessageCache,
@@ -51,7 +70,6 @@ from .wire import (
 
 if TYPE_CHECKING:
     from ..._core.content import ContentUploaded
-    from .._files import FileMetadata, FileSource
 
 __all__ = [
     "NO_PREFILL_MODELS",
@@ -90,7 +108,7 @@ _STATUS_ERRORS: dict[int, type[ProviderError]] = {
 }
 
 
-class AnthropicProvider:
+class AnthropicProvider(ProviderBase):
     """Anthropic's Messages API through the official SDK.
 
     Parameters
@@ -122,6 +140,23 @@ class AnthropicProvider:
 
     name = "anthropic"
     label = "Anthropic"
+    capabilities = Capabilities(
+        list_models=True,
+        count_tokens=True,
+        files=True,
+        batches=True,
+        thinking=True,
+        paused_finish_reasons=frozenset({"pause_turn"}),
+        server_tools=frozenset({"web_search", "web_fetch"}),
+    )
+    saved_fields: ClassVar[Mapping[str, str]] = {
+        "model": "str",
+        "max_tokens": "int",
+        "cache": "Literal['5m', '1h', 'none']",
+        "prefill": "bool | None",
+        "structured_output_mode": "Literal['auto', 'native', 'tool']",
+        "reasoning": "int | str | dict[str, Any] | None",
+    }
 
     def __init__(
         self,
@@ -192,6 +227,31 @@ class AnthropicProvider:
             completion_factory=sdk_message,
         )
 
+    def saved_settings(self) -> dict[str, Any]:
+        """Model, max_tokens, cache, prefill, structured output mode and thinking: what a
+        saved chat keeps (``reasoning`` as the value that rebuilds the thinking settings)."""
+        settings: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "cache": self.cache,
+            "prefill": self.prefill,
+            "structured_output_mode": self.structured_output_mode,
+        }
+        if self.effort is not None:
+            settings["reasoning"] = self.effort
+        elif self.thinking is not None:
+            settings["reasoning"] = dict(self.thinking)
+        return settings
+
+    @classmethod
+    def from_saved(
+        cls, settings: Mapping[str, Any], *, api_key: str | None, base_url: str | None
+    ) -> AnthropicProvider:
+        return cls(api_key=api_key, base_url=base_url, **settings)
+
+    def warm_up(self) -> None:
+        self._sync_client()
+
     def supports_prefill(self) -> bool:
         """Whether the model accepts a conversation ending with an assistant message."""
         if self.prefill is not None:
@@ -228,17 +288,22 @@ class AnthropicProvider:
         """The models the API offers, newest first."""
         with sdk_errors():
             models = list(self._sync_client().models.list(limit=1000))
-        infos: list[ModelInfo] = [
-            {
-                "id": m.id,
-                "name": m.display_name,
-                "created_at": m.created_at.date(),
-                "provider": self.name,
-            }
-            for m in models
-        ]
+        infos = [self._model_info(m.id, m.display_name, m.created_at.date()) for m in models]
         infos.sort(key=lambda info: info.get("created_at", date.min), reverse=True)
         return infos
+
+    def _model_info(self, model: str, name: str, created_at: date) -> ModelInfo:
+        """A listed model, with its prices per million tokens where known (as chatlas's)."""
+        price = get_token_price(model, self.name)
+        return {
+            "id": model,
+            "name": name,
+            "created_at": created_at,
+            "input": price.input if price else None,
+            "output": price.output if price else None,
+            "cached_input": price.cached_input if price else None,
+            "provider": self.name,
+        }
 
     def count_tokens(self, body: dict[str, Any]) -> int:
         """Input tokens of the request ``body``, by the API's count endpoint."""
@@ -251,7 +316,6 @@ class AnthropicProvider:
 
     def file_upload(self, source: FileSource) -> ContentUploaded:
         """Upload ``source`` with the Files API; a reference to use as content."""
-        from ..._core.content import ContentUploaded
 
         with sdk_errors():
             meta = self._sync_client().files.upload(
@@ -282,8 +346,6 @@ class AnthropicProvider:
             return self._sync_client().files.download(file_id).read()
 
     def _file_metadata(self, meta: Any) -> FileMetadata:
-        from .._files import FileMetadata
-
         return FileMetadata(
             id=meta.id,
             filename=meta.filename,
@@ -297,8 +359,9 @@ class AnthropicProvider:
 
     # -- message batches (sync: a batch is polled over minutes or hours) -------------------
 
-    def batch_create(self, requests: list[dict[str, Any]]) -> dict[str, Any]:
-        """Submit ``[{"custom_id": ..., "params": body}, ...]``; the batch as a dict."""
+    def batch_submit(self, bodies: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+        """Submit one request per ``{request id: body}``; the batch as a dict."""
+        requests = [{"custom_id": key, "params": body} for key, body in bodies.items()]
         with sdk_errors():
             batch = self._sync_client().messages.batches.create(requests=requests)
             return batch.to_dict(mode="json")
@@ -316,6 +379,28 @@ class AnthropicProvider:
                 return [line.to_dict(mode="json") for line in lines]
             finally:
                 lines.close()
+
+    def batch_status(self, batch: Mapping[str, Any]) -> BatchStatus:
+        counts: Mapping[str, Any] = batch.get("request_counts") or {}
+        failed = sum(int(counts.get(k) or 0) for k in ("errored", "canceled", "expired"))
+        return BatchStatus(
+            id=str(batch["id"]),
+            ended=batch.get("processing_status") == "ended",
+            processing=int(counts.get("processing") or 0),
+            succeeded=int(counts.get("succeeded") or 0),
+            failed=failed,
+        )
+
+    def batch_answer(self, line: Mapping[str, Any], spec: RequestSpec) -> BatchAnswer:
+        request_id = str(line.get("custom_id"))
+        result: Mapping[str, Any] = line.get("result") or {}
+        kind = result.get("type")
+        if kind != "succeeded":
+            return BatchAnswer(request_id, None, f"{kind}{_batch_error(result)}")
+        accumulator = self.accumulator(spec)
+        for event in message_events(result["message"]):
+            accumulator.feed(event)
+        return BatchAnswer(request_id, accumulator.turn())
 
     def _sync_client(self) -> Any:
         if self._client is None:
@@ -438,6 +523,13 @@ def sdk_message(turn: Turn) -> Any:
     # The SDK's own lenient construction (as it parses responses): no validation, and
     # a block type newer than the SDK does not fail.
     return Message.model_construct(**message_data(turn))
+
+
+def _batch_error(result: Mapping[str, Any]) -> str:
+    outer: Mapping[str, Any] = result.get("error") or {}
+    inner: Mapping[str, Any] = outer.get("error") or outer
+    message = inner.get("message")
+    return f" ({inner.get('type', 'error')}: {message})" if message else ""
 
 
 def _replayed(read: Callable[[], bytes]) -> Iterator[dict[str, Any]]:

@@ -10,7 +10,7 @@ with its text. Nothing runs locally.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from ..._tools.tool import ToolBuiltIn
@@ -51,7 +51,25 @@ def _max_uses(max_uses: int | None) -> dict[str, Any]:
     return {"max_uses": max_uses}
 
 
-class ToolWebSearch(ToolBuiltIn):
+class _AnthropicBuiltIn(ToolBuiltIn):
+    """A tool Anthropic runs: its definition exists for Anthropic alone."""
+
+    def get_definition(
+        self,
+        provider_name: str | None = "anthropic",
+        *,
+        cache_control: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Anthropic's definition (chatlas's method); ``ValueError`` for another provider."""
+        if provider_name is not None and provider_name.lower() != "anthropic":
+            raise ValueError(
+                f"no {provider_name!r} definition: chatlas_like talks only to Anthropic "
+                "(use provider_name='anthropic')"
+            )
+        return super().get_definition(provider_name, cache_control=cache_control)
+
+
+class ToolWebSearch(_AnthropicBuiltIn):
     """Anthropic's web search tool (``web_search_20250305``); see :func:`tool_web_search`.
 
     The settings are attributes (``allowed_domains``, ``blocked_domains``,
@@ -86,7 +104,7 @@ class ToolWebSearch(ToolBuiltIn):
         return definition
 
 
-class ToolWebFetch(ToolBuiltIn):
+class ToolWebFetch(_AnthropicBuiltIn):
     """Anthropic's web fetch tool (``web_fetch_20250910``); see :func:`tool_web_fetch`.
 
     The settings are attributes (``allowed_domains``, ``blocked_domains``,

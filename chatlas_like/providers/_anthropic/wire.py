@@ -42,7 +42,13 @@ from ..._core.content import (
     server_tool_request,
     server_tool_result,
 )
-from ..._core.errors import ProviderError, StreamInterruptedError
+from ..._core.errors import (
+    OverloadedError,
+    ProviderError,
+    RateLimitError,
+    ServerError,
+    StreamInterruptedError,
+)
 from ..._core.tool_result import ContentToolResult
 from ..._core.turn import AssistantTurn, Turn, Usage
 from ..._core.utf8 import cut_to_bytes, utf8_length
@@ -688,7 +694,6 @@ def _arguments(block: _Block, name: str) -> tuple[Any, str | None]:
 
 
 def _stream_error(event: dict[str, Any]) -> ProviderError:
-    from ..._core.errors import OverloadedError, RateLimitError, ServerError
 
     error: dict[str, Any] = event.get("error") or {}
     error_type = str(error.get("type", "api_error"))

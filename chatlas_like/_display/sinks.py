@@ -1,0 +1,52 @@
+"""The sink an ``echo=`` argument stands for: a mode in the current environment, or the
+user's own :class:`~chatlas_like.EchoSink`."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .._run.echo import NULL_ECHO, EchoSink
+from .terminal import ECHO_MODES, ConsoleEcho
+
+if TYPE_CHECKING:
+    from .echo_options import EchoOptions
+
+__all__ = ["in_notebook", "make_echo"]
+
+
+def in_notebook() -> bool:
+    """Whether we run inside a Jupyter kernel."""
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    get_ipython = getattr(shell, "get_ipython", None)
+    ip = get_ipython() if callable(get_ipython) else None
+    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+
+
+def make_echo(
+    mode: str | EchoSink,
+    console: Any = None,
+    *,
+    thinking: bool = True,
+    options: EchoOptions | None = None,
+) -> EchoSink:
+    """The sink for ``mode`` in the current environment (``thinking``: show thinking;
+    ``options``: display settings)."""
+    if not isinstance(mode, str):
+        if not isinstance(mode, EchoSink):
+            raise TypeError(
+                "echo must be one of 'none', 'text', 'output', 'all' or an EchoSink, "
+                f"not {type(mode).__name__}"
+            )
+        return mode
+    if mode not in ECHO_MODES:
+        raise ValueError(f"echo must be one of {', '.join(ECHO_MODES)}; got {mode!r}")
+    if mode == "none":
+        return NULL_ECHO
+    if console is None and in_notebook():
+        from .notebook import NotebookEcho
+
+        return NotebookEcho(mode, options=options)  # pyright: ignore[reportArgumentType]
+    return ConsoleEcho(mode, console, thinking, options)  # pyright: ignore[reportArgumentType]
