@@ -59,6 +59,7 @@ from ._core.tool_result import ContentToolResult, ContentToolResultProgress
 from ._core.turn import AssistantTurn, SystemTurn, Turn, Usage, UserTurn
 from ._observe.tokens import ModelUsage, TokenUsage, token_usage
 from ._persist.serialize import from_json, to_json
+from ._run.echo import EchoSink
 from ._run.options import CallOptions, ChatOptions
 from ._run.stream_controller import StreamController
 from ._tools.callbacks import Allow, Deny
@@ -103,6 +104,7 @@ __all__ = [
     "ContentUnknown",
     "ContentUploaded",
     "Deny",
+    "EchoSink",
     "ExpansionError",
     "ExpansionWarning",
     "FileManager",

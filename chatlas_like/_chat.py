@@ -11,27 +11,33 @@ from __future__ import annotations
 import asyncio
 import copy as _copy
 import os
-import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from ._core.content import Content, ContentToolRequest
 from ._core.history import History, answer_dangling
 from ._core.missing import MISSING, MISSING_TYPE
 from ._core.tool_result import ContentToolResult
-from ._core.turn import AssistantTurn, SystemTurn, Tokens, Turn, Usage, UserTurn
+from ._core.turn import AssistantTurn, SystemTurn, Turn, Usage, UserTurn
 from ._display.echo_options import EchoOptions, echo_options
-from ._display.render import chat_html, chat_markdown
+from ._display.render import chat_html, chat_markdown, chat_text
 from ._display.sinks import make_echo
 from ._observe.telemetry import observe_call
-from ._observe.tokens import TokensDict, format_tokens, record_usage
+from ._observe.tokens import (
+    TokensDict,
+    conversation_cost,
+    record_usage,
+    served_model,
+    tokens_by_turn,
+    usage_of,
+)
 from ._run.drive import Sender, drive, drive_async
 from ._run.echo import EchoSink
 from ._run.expansion import apply_expansions
 from ._run.limiter import Limiter
 from ._run.loop import Run, turn_loop
-from ._run.options import CallOptions, ChatOptions
+from ._run.options import CallOptions, ChatOptions, with_model_params
 from ._run.stream_controller import StreamController
 from ._tools.callbacks import CallbackList
 from ._tools.finalize import READ_MORE_TOOL, Finalizer
@@ -41,7 +47,6 @@ from ._tools.structured import extract_value
 from ._tools.tool import Tool, ToolBuiltIn
 from ._tools.workers import WorkerPool
 from .providers._base import ModelInfo, Provider, RequestSpec
-from .providers._prices import token_cost
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -321,43 +326,7 @@ class Chat:
             The history does not alternate user and assistant turns with token counts
             (e.g. turns given to ``set_turns``); each turn's ``tokens`` still tells.
         """
-        turns = _complete_pairs(self._history.turns)
-        if not turns:
-            return []
-        hint = (
-            " This happens when the history was set by hand (set_turns()); each "
-            "assistant turn's `tokens` (from get_turns()) still has its counts."
-        )
-        if len(turns) % 2 or any(
-            t.role != ("user" if i % 2 == 0 else "assistant") for i, t in enumerate(turns)
-        ):
-            raise ValueError("Expected user and assistant turns in turn." + hint)
-        answers = turns[1::2]
-        if any(t.tokens is None for t in answers):
-            raise ValueError("Expected every assistant turn to have token counts." + hint)
-        found: list[TokensDict] = []
-        before: Tokens | None = None
-        for answer in answers:
-            tokens = cast(Tokens, answer.tokens)
-            sent = tokens[0] - sum(before) if before is not None else tokens[0]
-            found.append(
-                {
-                    "role": "user",
-                    "tokens": sent,
-                    "tokens_cached": tokens[2],
-                    "tokens_total": tokens[0],
-                }
-            )
-            found.append(
-                {
-                    "role": "assistant",
-                    "tokens": tokens[1],
-                    "tokens_cached": 0,
-                    "tokens_total": tokens[1],
-                }
-            )
-            before = tokens
-        return found
+        return tokens_by_turn(self._history.turns)
 
     def get_cost(
         self,
@@ -379,44 +348,13 @@ class Chat:
         KeyError
             No price is known for the model and ``token_price`` was not given.
         """
-        if include not in ("all", "last"):
-            raise ValueError(f"include must be 'all' or 'last', got {include!r}")
-        answers = [t for t in self._history.turns if t.role == "assistant" and not t.is_partial]
-        if not answers:
-            return 0.0
-        if include == "last":
-            answers = answers[-1:]
-        return sum(self._turn_cost(t, token_price) for t in answers)
-
-    def _turn_cost(self, turn: Turn, token_price: tuple[float, float, float] | None) -> float:
-
-        tokens = turn.tokens
-        if token_price is not None:
-            if tokens is None:
-                raise ValueError("a turn without token counts has no cost to compute")
-            inp, out, cached = token_price
-            return tokens[0] * (inp / 1e6) + tokens[1] * (out / 1e6) + tokens[2] * (cached / 1e6)
-        if turn.cost is not None:
-            return turn.cost
-        if tokens is None:
-            raise ValueError("a turn without token counts or a cost has no cost to compute")
-        model = self._served_model(turn)
-        cost = token_cost(self.provider.name, model, tokens)
-        if cost is None:
-            raise KeyError(
-                f"No price is known for {self.provider.name} model {model!r}: pass "
-                "token_price=(input, output, cached_input) in USD per million tokens, "
-                "or set one with chatlas_like.set_token_price()."
-            )
-        return cost
+        return conversation_cost(
+            self._history.turns, self.provider, include=include, token_price=token_price
+        )
 
     def token_usage(self) -> Usage:
         """All four token counts of this conversation so far, summed."""
-        total = Usage()
-        for turn in self._history.turns:
-            if turn.usage is not None:
-                total = total + turn.usage
-        return total
+        return usage_of(self._history.turns)
 
     # -- tools -------------------------------------------------------------------------------
 
@@ -814,29 +752,15 @@ class Chat:
         }
         if not isinstance(stop, MISSING_TYPE):
             given["stop_sequences"] = [stop] if isinstance(stop, str) else stop
-        params = {k: v for k, v in given.items() if not isinstance(v, MISSING_TYPE)}
-        unsupported = sorted(set(params) - self.provider.supported_model_params())
-        if unsupported:
-            warnings.warn(  # worded as chatlas words it, for filters written against it
-                f"The following parameters are not supported by the provider "
-                f"({self.provider.label}): {', '.join(unsupported)}. They are ignored.",
-                UserWarning,
-                stacklevel=2,
-            )
-        for key, value in params.items():
-            if key in unsupported:
-                continue
-            if value is None:
-                self._params.pop(key, None)
-            else:
-                self._params[key] = value
+        given = {k: v for k, v in given.items() if not isinstance(v, MISSING_TYPE)}
+        self._params = with_model_params(self._params, given, self.provider)
 
     # -- the verbs ---------------------------------------------------------------------------
 
     def chat(
         self,
         *args: Content | str,
-        echo: EchoOption = "output",
+        echo: EchoOption | EchoSink = "output",
         stream: bool = True,
         kwargs: dict[str, Any] | None = None,
         **options: Any,
@@ -849,7 +773,8 @@ class Chat:
             The message: strings and content objects.
         echo
             ``"output"`` (default) shows text and tool calls; ``"text"``, ``"all"``
-            or ``"none"``.
+            or ``"none"``; or an :class:`EchoSink` of your own, which receives
+            everything as it happens.
         stream
             Stream the answer (default) or ask for one JSON response.
         kwargs
@@ -872,7 +797,7 @@ class Chat:
         self,
         *args: Content | str,
         content: Literal["text"] = "text",
-        echo: EchoOption = "none",
+        echo: EchoOption | EchoSink = "none",
         data_model: type[BaseModel] | None = None,
         kwargs: dict[str, Any] | None = None,
         controller: StreamController | None = None,
@@ -883,7 +808,7 @@ class Chat:
         self,
         *args: Content | str,
         content: Literal["all"],
-        echo: EchoOption = "none",
+        echo: EchoOption | EchoSink = "none",
         data_model: type[BaseModel] | None = None,
         kwargs: dict[str, Any] | None = None,
         controller: StreamController | None = None,
@@ -894,7 +819,7 @@ class Chat:
         self,
         *args: Content | str,
         content: ContentOption = "text",
-        echo: EchoOption = "none",
+        echo: EchoOption | EchoSink = "none",
         data_model: type[BaseModel] | None = None,
         kwargs: dict[str, Any] | None = None,
         controller: StreamController | None = None,
@@ -930,7 +855,7 @@ class Chat:
     async def chat_async(
         self,
         *args: Content | str,
-        echo: EchoOption = "output",
+        echo: EchoOption | EchoSink = "output",
         stream: bool = True,
         kwargs: dict[str, Any] | None = None,
         **options: Any,
@@ -945,7 +870,7 @@ class Chat:
         self,
         *args: Content | str,
         content: ContentOption = "text",
-        echo: EchoOption = "none",
+        echo: EchoOption | EchoSink = "none",
         data_model: type[BaseModel] | None = None,
         kwargs: dict[str, Any] | None = None,
         controller: StreamController | None = None,
@@ -961,7 +886,7 @@ class Chat:
         self,
         *args: Content | str,
         data_model: type[ModelT],
-        echo: EchoOption = "none",
+        echo: EchoOption | EchoSink = "none",
         stream: bool = False,
         kwargs: dict[str, Any] | None = None,
         **options: Any,
@@ -1005,7 +930,7 @@ class Chat:
         self,
         *args: Content | str,
         data_model: type[ModelT],
-        echo: EchoOption = "none",
+        echo: EchoOption | EchoSink = "none",
         stream: bool = False,
         kwargs: dict[str, Any] | None = None,
         **options: Any,
@@ -1021,7 +946,7 @@ class Chat:
     def _run(
         self,
         args: Sequence[Content | str],
-        echo: str,
+        echo: EchoOption | EchoSink,
         content: str,
         stream: bool,
         kwargs: dict[str, Any] | None,
@@ -1033,14 +958,7 @@ class Chat:
             raise ValueError(f"content must be 'text' or 'all', got {content!r}")
         self._sync_mcp_tools()
         options = self.options.merged(overrides)
-        spec = RequestSpec(
-            system_prompt=self.system_prompt,
-            tools=list(self._tools.values()),
-            stream=stream,
-            params=dict(self._params),
-            kwargs={**self.kwargs_chat, **(kwargs or {})},
-            data_model=data_model,
-        )
+        spec = self._spec(stream, kwargs, data_model)
         prompt = _prompt(args)  # content the provider cannot take: the loop takes it back out
         if controller is not None:
             controller._start()
@@ -1063,6 +981,24 @@ class Chat:
             stop_reason=(lambda: controller.reason) if controller is not None else None,
             observer=observer,
         )
+        return run, self._sender(options, observer, run.stop_requested), prompt
+
+    def _spec(
+        self, stream: bool, kwargs: dict[str, Any] | None, data_model: type[Any] | None
+    ) -> RequestSpec:
+        return RequestSpec(
+            system_prompt=self.system_prompt,
+            tools=list(self._tools.values()),
+            stream=stream,
+            params=dict(self._params),
+            kwargs={**self.kwargs_chat, **(kwargs or {})},
+            data_model=data_model,
+        )
+
+    def _sender(
+        self, options: ChatOptions, observer: Observer, stop: Callable[[], bool] | None
+    ) -> Sender:
+        """What performs a run's model calls and tool rounds (see :mod:`._run.drive`)."""
         tools = ToolContext(
             tools=dict(self._tools),
             pool=self._pool,
@@ -1072,9 +1008,9 @@ class Chat:
             max_concurrency=options.max_concurrency,
             timeout=options.tool_timeout,
             observer=observer,
-            stop_requested=run.stop_requested,
+            stop_requested=stop,
         )
-        sender = Sender(
+        return Sender(
             self.provider,
             tools,
             options.max_retries,
@@ -1082,7 +1018,6 @@ class Chat:
             blocking_results=self._store is not None,
             observer=observer,
         )
-        return run, sender, prompt
 
     def _observer(self, options: ChatOptions) -> Observer:
         return observe_call(
@@ -1116,13 +1051,8 @@ class Chat:
 
     def _record_usage(self, turn: AssistantTurn) -> None:
         if turn.usage is not None and turn.tokens is not None:
-            model = self._served_model(turn)
+            model = served_model(turn, self.provider)
             record_usage(self.provider.name, model, turn.usage, turn.tokens, turn.cost)
-
-    def _served_model(self, turn: Turn) -> str:
-        """The model that answered (the one asked for, unless the provider says other)."""
-        served = (turn.completion_data or {}).get("model")
-        return str(served) if served else self.provider.model
 
     def close(self) -> None:
         """Release the provider's pooled connections (also done when the chat is collected)
@@ -1269,27 +1199,9 @@ class Chat:
 
     def __str__(self) -> str:
         """The conversation as chatlas prints it: a summary line, then each turn."""
-        turns = self.get_turns(include_system_prompt=True)
-        answers = [t for t in turns if t.role == "assistant" and not t.is_partial]
-        counted = [t.tokens for t in answers if t.tokens]
-        total: Tokens | None = (
-            (sum(t[0] for t in counted), sum(t[1] for t in counted), sum(t[2] for t in counted))
-            if counted
-            else None
+        return chat_text(
+            self.provider.label, self.model, self.get_turns(include_system_prompt=True)
         )
-        costs = [t.cost for t in answers if t.cost is not None]
-        summary = format_tokens(total, sum(costs) if costs else None)
-        lines = [f"<Chat {self.provider.label}/{self.provider.model} turns={len(turns)}"]
-        out = lines[0] + (f" {summary}" if summary else "") + ">"
-        for turn in turns:
-            header = f"## {turn.role.capitalize()}"
-            if turn.is_partial:
-                header += f" [{turn.partial_reason}]"
-            elif turn.role == "assistant":
-                info = format_tokens(turn.tokens, turn.cost)
-                header += f" [{info}]" if info else ""
-            out += f"\n\n{header}\n\n{turn}"
-        return out + "\n"
 
     def __repr__(self) -> str:
         turns = self._history.turns
@@ -1437,15 +1349,6 @@ def _prompt(args: Sequence[Content | str]) -> Turn | None:
     if not args:
         return None
     return UserTurn(list(args))
-
-
-def _complete_pairs(turns: Sequence[Turn]) -> list[Turn]:
-    """``turns`` without partial answers and the turns they answer (as chatlas counts)."""
-    dropped: set[int] = set()
-    for i, turn in enumerate(turns):
-        if turn.is_partial:
-            dropped.update((i, i - 1))
-    return [t for i, t in enumerate(turns) if i not in dropped]
 
 
 def _answer_dangling(run: Run) -> None:

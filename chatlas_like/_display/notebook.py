@@ -23,6 +23,7 @@ from .._core.content import (
     ContentToolRequest,
 )
 from .._core.tool_result import ContentToolResult, ContentToolResultProgress
+from .._run.echo import EchoSink
 from .live_cards import LiveCalls, running_card_html
 from .render import content_html, inserted_html
 
@@ -41,7 +42,7 @@ GROWTH = 0.05  # re-render when the text grew by this share...
 MIN_GROWTH = 64  # ...and by at least this many characters
 
 
-class NotebookEcho:
+class NotebookEcho(EchoSink):
     """Renders a streaming answer into notebook outputs, each text segment updated in place.
 
     Parameters

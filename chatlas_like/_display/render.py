@@ -45,6 +45,7 @@ from .._core.content import (
 from .._core.redact import safe_description
 from .._core.renderers import register
 from .._core.tool_result import ContentToolResult
+from .._observe.tokens import format_tokens
 
 if TYPE_CHECKING:
     from markdown_it.renderer import RendererHTML
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
         ContentToolRequest,
     )
     from .._core.tool_result import ContentToolResult
-    from .._core.turn import Turn, Usage
+    from .._core.turn import Tokens, Turn, Usage
     from ..providers._base import Provider
 
 __all__ = [
@@ -66,6 +67,7 @@ __all__ = [
     "card_style",
     "chat_html",
     "chat_markdown",
+    "chat_text",
     "content_html",
     "content_markdown",
     "cut_sizes",
@@ -486,6 +488,29 @@ def turn_markdown(turn: Turn, *, skip: frozenset[str] = frozenset()) -> str:
     """Markdown for one turn, headed by its role."""
     body = "\n\n".join(content_markdown(c) for c in _shown_contents(turn, skip))
     return f"**{_role_label(turn)}**\n\n{body}"
+
+
+def chat_text(label: str, model: str, turns: Sequence[Turn]) -> str:
+    """A conversation as chatlas prints it (``str(chat)``): a summary line, then each turn."""
+    answers = [t for t in turns if t.role == "assistant" and not t.is_partial]
+    counted = [t.tokens for t in answers if t.tokens]
+    total: Tokens | None = (
+        (sum(t[0] for t in counted), sum(t[1] for t in counted), sum(t[2] for t in counted))
+        if counted
+        else None
+    )
+    costs = [t.cost for t in answers if t.cost is not None]
+    summary = format_tokens(total, sum(costs) if costs else None)
+    out = f"<Chat {label}/{model} turns={len(turns)}" + (f" {summary}" if summary else "") + ">"
+    for turn in turns:
+        header = f"## {turn.role.capitalize()}"
+        if turn.is_partial:
+            header += f" [{turn.partial_reason}]"
+        elif turn.role == "assistant":
+            info = format_tokens(turn.tokens, turn.cost)
+            header += f" [{info}]" if info else ""
+        out += f"\n\n{header}\n\n{turn}"
+    return out + "\n"
 
 
 def chat_markdown(chat: ChatView) -> str:

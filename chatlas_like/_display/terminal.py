@@ -56,6 +56,7 @@ from .._core.content import (
 )
 from .._core.terminal_safe import safe, strip_controls
 from .._core.tool_result import ContentToolResult, ContentToolResultProgress
+from .._run.echo import EchoSink
 from .echo_options import EchoOptions
 from .live_cards import LiveCalls, progress_line
 from .live_status import GRACE_S, LiveArea, StatusLines
@@ -78,7 +79,7 @@ _MARKDOWN = re.compile(
 )
 
 
-class ConsoleEcho:
+class ConsoleEcho(EchoSink):
     """Writes to a terminal through rich: raw text deltas, compact tool panels.
 
     Parameters

@@ -27,10 +27,15 @@ Per tool, ``Tool.from_func(f, sequential=True, timeout=5, max_result_bytes=10_00
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
-__all__ = ["CallOptions", "ChatOptions"]
+if TYPE_CHECKING:
+    from ..providers._base import Provider
+
+__all__ = ["CallOptions", "ChatOptions", "with_model_params"]
 
 
 class CallOptions(TypedDict, total=False):
@@ -87,3 +92,27 @@ def _positive_or_none(name: str, value: float | None, *, allow_zero: bool = Fals
         return
     if value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be {'0 or more' if allow_zero else 'positive'} or None")
+
+
+def with_model_params(
+    current: Mapping[str, Any], given: Mapping[str, Any], provider: Provider
+) -> dict[str, Any]:
+    """``current`` sampling parameters with ``given`` set (None resets one to the provider's
+    default); those ``provider`` has not got are dropped with chatlas's warning."""
+    unsupported = sorted(set(given) - provider.supported_model_params())
+    if unsupported:
+        warnings.warn(  # worded as chatlas words it, for filters written against it
+            f"The following parameters are not supported by the provider "
+            f"({provider.label}): {', '.join(unsupported)}. They are ignored.",
+            UserWarning,
+            stacklevel=3,
+        )
+    params = dict(current)
+    for key, value in given.items():
+        if key in unsupported:
+            continue
+        if value is None:
+            params.pop(key, None)
+        else:
+            params[key] = value
+    return params
