@@ -20,8 +20,9 @@ pair :func:`chat_ui` with :func:`chat_server` (a function taking a :class:`Chat`
     app = App(app_ui, server)
 
 Each browser session gets its own copy of the chat, so histories never mix. Answers
-stream through ``Chat.stream_async(content="all")``: text as it arrives, and one card
-per tool call that goes from running (its latest progress shown) to its outcome
+are rendered by :class:`ShinyEcho`, the echo sink Shiny's display implements (the same
+interface as the terminal's and the notebook's, see :class:`~chatlas_like.EchoSink`):
+text as it arrives, and one card per tool call that goes from running (its latest progress shown) to its outcome
 (rendered by the result's ``tagify()``, everything escaped), while other calls still
 run. A streamed message cannot be changed once sent, so each newer card of a call
 carries a one-rule stylesheet that hides the card it supersedes
@@ -40,6 +41,8 @@ Needs the ``shiny`` extra: ``pip install 'chatlas_like[shiny]'``.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import socket
 import threading
 import webbrowser
@@ -58,6 +61,9 @@ from ._core.tool_result import ContentToolResult, ContentToolResultProgress
 from ._core.turn import Turn
 from ._display.live_cards import LiveCall, call_key, running_card_html, superseding_style
 from ._display.render import content_html, error_html, inserted_html, request_html
+from ._display.sinks import make_echo, tee
+from ._run.echo import EchoSink
+from ._run.loop import TURN_SEPARATOR
 
 if TYPE_CHECKING:
     from ._chat import Chat, ContentOption, EchoOption
@@ -65,6 +71,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AppServer",
     "SessionServer",
+    "ShinyEcho",
     "chat_app",
     "chat_server",
     "chat_ui",
@@ -252,26 +259,97 @@ async def _answer_pieces(
     echo: EchoOption,
     content: ContentOption,
 ) -> AsyncIterator[Any]:
-    thinking: list[str] | None = None
+    shown = ShinyEcho(content)
+    sink: EchoSink = shown if echo == "none" else tee(shown, make_echo(echo))
+    call = asyncio.ensure_future(chat.chat_async(prompt, echo=sink, kwargs=dict(kwargs or {})))
+    call.add_done_callback(lambda _: shown.finish())  # also when it failed before its loop ran
     try:
-        stream = await chat.stream_async(
-            prompt, content=content, echo=echo, kwargs=dict(kwargs or {})
-        )
-        async for item in stream:
-            if isinstance(item, ContentThinkingDelta):
-                if item.phase == "end":
-                    if thinking:
-                        yield ContentThinking("".join(thinking))
-                    thinking = None
-                else:
-                    thinking = thinking if thinking is not None else []
-                    thinking.append(item.thinking)
-            elif not isinstance(item, (ContentCitation, ContentThinking)):
-                yield item
-    except Exception as e:  # shown in the chat; the session goes on
+        async for piece in shown.pieces():
+            yield piece
+        await call
+    except Exception as e:  # shown in the chat; the history is repaired, the session goes on
         from htmltools import HTML
 
         yield HTML(error_html(e))
+    finally:
+        if not call.done():  # the page went away: stop the answer (the loop repairs it)
+            call.cancel()
+            with contextlib.suppress(BaseException):
+                await call
+
+
+class ShinyEcho(EchoSink):
+    """Shiny's rendering of one answer: an :class:`~chatlas_like.EchoSink` whose pieces
+    shinychat streams (``component.append_message_stream(echo.pieces())``).
+
+    Text as it arrives; one card per tool call, from running (its latest progress) to
+    its outcome; a thinking block gathered from its deltas and shown once, when it
+    ends; messages a result inserted. Citations are left out (the text shows them), as
+    is redacted thinking. ``content="text"`` shows the text alone. Pass it as ``echo=``
+    to :meth:`~chatlas_like.Chat.chat_async` and read :meth:`pieces` meanwhile, on the
+    same event loop.
+    """
+
+    def __init__(self, content: ContentOption = "all") -> None:
+        self.tool_cards = content == "all"
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        self._thinking: list[str] | None = None
+        self._text_shown = False
+        self._separate = False  # text after a tool round is set apart, as a stream sets it
+
+    def text(self, delta: str) -> None:
+        if not delta:
+            return
+        if self._separate:
+            self._separate = False
+            self._put(TURN_SEPARATOR)
+        self._text_shown = True
+        self._put(delta)
+
+    def content(self, item: Content) -> None:
+        if isinstance(item, ContentText):
+            self.text(item.text)
+        elif isinstance(item, ContentThinkingDelta):
+            self._think(item)
+        elif isinstance(item, (ContentToolRequest, ContentToolResult)):
+            self._separate = self._text_shown
+            if self.tool_cards:
+                self._put(item)
+        elif self.tool_cards and not isinstance(item, (ContentCitation, ContentThinking)):
+            self._put(item)
+
+    def inserted_turn(self, turn: Turn) -> None:
+        if self.tool_cards:
+            self._put(turn)
+
+    def finish(self) -> None:
+        self._put(_END)
+
+    async def pieces(self) -> AsyncIterator[Any]:
+        """What to show, as it happens, until the answer is over."""
+        while (piece := await self._queue.get()) is not _END:
+            yield piece
+
+    def _think(self, delta: ContentThinkingDelta) -> None:
+        if not self.tool_cards:
+            return
+        if delta.phase != "end":
+            self._thinking = [*(self._thinking or []), delta.thinking]
+        elif self._thinking:
+            self._put(ContentThinking("".join(self._thinking)))
+            self._thinking = None
+
+    def _put(self, piece: Any) -> None:
+        # The loop may finalise results in a worker thread (a store write): hand over there.
+        if threading.get_ident() == self._thread:
+            self._queue.put_nowait(piece)
+        else:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, piece)
+
+
+_END = object()
 
 
 def chat_server(

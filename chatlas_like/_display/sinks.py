@@ -10,9 +10,11 @@ from .._run.echo import NULL_ECHO, EchoSink
 from .terminal import ECHO_MODES, ConsoleEcho
 
 if TYPE_CHECKING:
+    from .._core.content import Content, ContentToolRequest
+    from .._core.turn import Turn
     from .echo_options import EchoOptions
 
-__all__ = ["in_notebook", "make_echo"]
+__all__ = ["in_notebook", "make_echo", "tee"]
 
 
 def in_notebook() -> bool:
@@ -50,3 +52,37 @@ def make_echo(
 
         return NotebookEcho(mode, options=options)  # pyright: ignore[reportArgumentType]
     return ConsoleEcho(mode, console, thinking, options)  # pyright: ignore[reportArgumentType]
+
+
+def tee(*sinks: EchoSink) -> EchoSink:
+    """One sink that hands everything to each of ``sinks``, in order."""
+    return _Tee(sinks)
+
+
+class _Tee(EchoSink):
+    def __init__(self, sinks: tuple[EchoSink, ...]) -> None:
+        self.sinks = sinks
+
+    def user_turn(self, turn: Turn) -> None:
+        for sink in self.sinks:
+            sink.user_turn(turn)
+
+    def inserted_turn(self, turn: Turn) -> None:
+        for sink in self.sinks:
+            sink.inserted_turn(turn)
+
+    def text(self, delta: str) -> None:
+        for sink in self.sinks:
+            sink.text(delta)
+
+    def content(self, item: Content) -> None:
+        for sink in self.sinks:
+            sink.content(item)
+
+    def tool_started(self, request: ContentToolRequest) -> None:
+        for sink in self.sinks:
+            sink.tool_started(request)
+
+    def finish(self) -> None:
+        for sink in self.sinks:
+            sink.finish()
