@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,9 @@ class Context:
     samples: int | None = None  # overrides every row's sample count (the smoke test uses 1)
     tracer_provider: bool = False  # row 3 adds ours with a tracer provider (--tracer-provider)
     notes: list[str] = field(default_factory=lambda: [])
+    # --baseline: ours and the floor also run in a worker (today's code), so that the
+    # three columns are measured alike against the worker running the older code.
+    local: Worker | None = None
 
     def log(self, message: str) -> None:
         print(f"[bench] {message}", file=sys.stderr, flush=True)
@@ -82,6 +85,19 @@ class Context:
         except WorkerError as e:
             self.log(f"chatlas side of {row} failed to start: {_last_line(e)}")
             return None
+
+    def side(
+        self,
+        row: str,
+        side: str,
+        factory: Callable[[str, dict[str, Any]], Sampler],
+        params: Mapping[str, Any],
+    ) -> Sampler:
+        """``factory``'s sampler for ``side``: in this process, or in today's worker when
+        the run compares against a baseline."""
+        if self.local is None:
+            return factory(self.url, dict(params))
+        return self.local.sampler(row, side, self.url, dict(params))
 
     def call(self, row: str, fn: str, params: Mapping[str, Any], timeout: float = 300) -> Any:
         """Run ``row.fn(url, params)`` once in the chatlas venv (None without chatlas)."""

@@ -24,11 +24,16 @@ class Worker:
     """A :mod:`benchmarks._worker` process running ``python``; restarted after a failure."""
 
     def __init__(
-        self, python: str | os.PathLike[str], log: Path, env: dict[str, str] | None = None
+        self,
+        python: str | os.PathLike[str],
+        log: Path,
+        env: dict[str, str] | None = None,
+        cwd: Path = REPO,
     ):
         self.python = str(python)
         self.log = log
         self.env = env or {}
+        self.cwd = cwd
         self._proc: subprocess.Popen[bytes] | None = None
         self._buffer = b""
         self._ids = itertools.count(1)
@@ -41,7 +46,7 @@ class Worker:
                 self._log_file = open(self.log, "ab")  # noqa: SIM115
             self._proc = subprocess.Popen(
                 [self.python, "-m", "benchmarks._worker"],
-                cwd=REPO,
+                cwd=self.cwd,
                 env={**os.environ, **self.env},
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

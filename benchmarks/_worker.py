@@ -23,6 +23,12 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+# ``BENCH_SIDE_ALIAS=chatlas=ours``: asked for one side, run another (the runner's
+# --baseline runs our side on an older chatlas_like in the chatlas column).
+_ALIASES = dict(
+    pair.split("=", 1) for pair in os.environ.get("BENCH_SIDE_ALIAS", "").split(",") if "=" in pair
+)
+
 
 def main() -> None:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
@@ -50,7 +56,7 @@ def _handle(request: dict[str, Any], samplers: dict[int, Callable[[], Any]]) -> 
         return None
     module = importlib.import_module(f"benchmarks.rows.{request['row']}")
     if op == "make":
-        factory = getattr(module, request["side"])
+        factory = getattr(module, _ALIASES.get(request["side"], request["side"]))
         samplers[request["id"]] = factory(request["url"], request.get("params") or {})
         gc.collect()
         gc.freeze()  # keeps the collection before each sample cheap

@@ -21,6 +21,8 @@ Prints one table and writes ``benchmarks/results/latest.json``. Options::
     --tracer-provider  row 3 also runs ours with an OpenTelemetry tracer provider
                        installed, interleaved with ours without (the tracing overhead)
     --json PATH        where to write the JSON (default benchmarks/results/latest.json)
+    --baseline REF     the third column runs chatlas_like as of git REF instead of chatlas
+                       (rows 3-7: before and after a change, interleaved in one run)
 
 Other scripts (``bench_format.py``, ``bench_store.py``, ``bench_read_api.py``) are run
 when present; see ``benchmarks/README.md`` for what they receive and how their JSON is
@@ -102,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--samples", type=int, default=None)
     parser.add_argument("--tracer-provider", action="store_true")
     parser.add_argument("--json", type=Path, default=RESULTS / "latest.json")
+    parser.add_argument("--baseline", metavar="REF", default=None)
     return parser
 
 
@@ -121,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         external=external if args.only or args.no_external else list(EXTERNAL_SCRIPTS),
         samples=args.samples,
         tracer_provider=args.tracer_provider,
+        baseline=args.baseline,
     )
     report["meta"]["wall_s"] = round(time.perf_counter() - started, 1)
     print(format_table(report))
@@ -153,8 +157,13 @@ def run_rows(
     external: Sequence[str] = EXTERNAL_SCRIPTS,
     samples: int | None = None,
     tracer_provider: bool = False,
+    baseline: str | None = None,
 ) -> dict[str, Any]:
-    """Run ``rows`` (and the external scripts); the report as a JSON-able dict."""
+    """Run ``rows`` (and the external scripts); the report as a JSON-able dict.
+
+    With ``baseline`` (a git ref), the chatlas column is chatlas_like as of that ref
+    instead, run by the same worker protocol (rows 3-7, which sample it remotely).
+    """
     from ._chatlas_env import ensure_chatlas_venv
     from ._remote import Worker
     from ._server import ServerProcess, fetch_log
@@ -169,7 +178,11 @@ def run_rows(
             report["errors"].append(f"chatlas venv: {e} (see results/chatlas-venv.log)")
             print(f"[bench] no chatlas column: {e}", file=sys.stderr)
     worker = Worker(chatlas_python, RESULTS / "chatlas-worker.log") if chatlas_python else None
+    if baseline is not None:
+        worker = _baseline_worker(baseline)
+        report["meta"]["baseline"] = _git("rev-parse", "--short", baseline)
     report["meta"]["chatlas_python"] = str(chatlas_python) if chatlas_python else None
+    local = Worker(sys.executable, RESULTS / "today-worker.log") if baseline else None
     try:
         with ServerProcess() as url:
             ctx = Context(
@@ -180,6 +193,7 @@ def run_rows(
                 results=RESULTS,
                 samples=samples,
                 tracer_provider=tracer_provider,
+                local=local,
             )
             for name in rows:
                 module = _row_module(name)
@@ -193,8 +207,9 @@ def run_rows(
                     ctx.log(f"row {module.ROW} {name} FAILED:\n{error}")
                     lines = []
                 finally:
-                    if worker is not None:
-                        _drop(worker, ctx)
+                    for used in (worker, ctx.local):
+                        if used is not None:
+                            _drop(used, ctx)
                     fetch_log(url)  # forget the requests of this row
                 took = time.perf_counter() - row_start
                 report["meta"].setdefault("row_wall_s", {})[name] = round(took, 1)
@@ -207,7 +222,39 @@ def run_rows(
     finally:
         if worker is not None:
             worker.close()
+        if local is not None:
+            local.close()
     return report
+
+
+def _baseline_worker(ref: str) -> Any:
+    """A worker whose "chatlas" side runs our side of a row on chatlas_like as of ``ref``.
+
+    The package at ``ref`` is unpacked beside a link to today's ``benchmarks/``, and the
+    worker starts there, so it imports the old package and the current rows.
+    """
+    from ._remote import Worker
+
+    sha = _git("rev-parse", "--short", ref)
+    shadow = RESULTS / f"baseline-{sha}"
+    if not (shadow / "chatlas_like").is_dir():
+        shadow.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "archive", sha, "chatlas_like"], cwd=REPO, capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(shadow)], input=archive, check=True)
+        import compileall
+
+        compileall.compile_dir(str(shadow / "chatlas_like"), quiet=1)
+    link = shadow / "benchmarks"
+    if not link.exists():
+        link.symlink_to(REPO / "benchmarks")
+    return Worker(
+        sys.executable,
+        RESULTS / f"baseline-{sha}-worker.log",
+        env={"BENCH_SIDE_ALIAS": "chatlas=ours"},
+        cwd=shadow,
+    )
 
 
 def _save_partial(report: dict[str, Any]) -> None:
@@ -396,7 +443,11 @@ def _met(value: Any) -> str:
 
 def format_table(report: dict[str, Any]) -> str:
     """The report as a plain-text table, notes below it."""
-    rows: list[tuple[str, ...]] = [HEADERS]
+    before = report["meta"].get("baseline")
+    headers = HEADERS
+    if before:  # --baseline: the third column is chatlas_like at that commit
+        headers = tuple(h.replace("chatlas", f"before {before}") for h in HEADERS)
+    rows: list[tuple[str, ...]] = [headers]
     notes: list[str] = []
     for line in report["lines"]:
         unit = line.get("unit") or ""

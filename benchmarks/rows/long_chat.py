@@ -123,8 +123,8 @@ def run(ctx: Context) -> list[Line]:
     params = {"rounds": rounds}
     samples = ctx.interleave(
         {
-            "ours": ours(ctx.url, params),
-            "floor": floor(ctx.url, params),
+            "ours": ctx.side(NAME, "ours", ours, params),
+            "floor": ctx.side(NAME, "floor", floor, params),
             "chatlas": ctx.remote(NAME, params),
         },
         ctx.n(3, 1),

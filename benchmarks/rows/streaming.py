@@ -82,8 +82,8 @@ def run(ctx: Context) -> list[Line]:
         params = {"deltas": deltas}
         samples = ctx.interleave(
             {
-                "ours": ours(ctx.url, params),
-                "floor": floor(ctx.url, params),
+                "ours": ctx.side(NAME, "ours", ours, params),
+                "floor": ctx.side(NAME, "floor", floor, params),
                 "chatlas": ctx.remote(NAME, params),
             },
             n,

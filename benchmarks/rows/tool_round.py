@@ -93,8 +93,8 @@ def run(ctx: Context) -> list[Line]:
     for stream, label in ((False, "JSON responses"), (True, "streaming")):
         params = {"stream": stream}
         sides = {
-            "ours": ours(ctx.url, params),
-            "floor": floor(ctx.url, params),
+            "ours": ctx.side(NAME, "ours", ours, params),
+            "floor": ctx.side(NAME, "floor", floor, params),
             "chatlas": ctx.remote(NAME, params),
         }
         if ctx.tracer_provider and stream:
