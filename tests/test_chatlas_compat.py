@@ -651,3 +651,23 @@ def test_a_request_callback_rejects_a_tool_that_is_not_read_only(api: Any) -> No
     assert deleted == []
     result = last_messages(server)[-1]["content"][0]
     assert result["is_error"] is True and "changes files: not allowed." in str(result["content"])
+
+
+# -- built-in tools: a long server-tool turn -----------------------------------------------------
+
+
+def test_a_turn_paused_by_a_server_tool_is_handed_back(api: Any) -> None:
+    search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}
+    found = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+    server = api(
+        [
+            Reply.blocks_of(
+                {**search, "input": {"query": "ggplot2 1.0.0"}}, found, stop_reason="pause_turn"
+            )
+        ]
+    )
+    chat = ctl.ChatAnthropic()
+    chat.register_tool(ctl.tool_web_search())
+    chat.chat("When was ggplot2 1.0.0 released to CRAN?", echo="none")
+    assert chat.get_last_turn().finish_reason == "pause_turn"  # pyright: ignore[reportOptionalMemberAccess]
+    assert len(server.message_requests()) == 1

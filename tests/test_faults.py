@@ -295,7 +295,7 @@ def test_an_error_event_before_any_content_is_the_providers_error(serve: Any) ->
 
 def test_pause_turn_continuations_count_against_the_round_limit(serve: Any) -> None:
     server = serve(lambda body: Reply.text("still searching", stop_reason="pause_turn"))
-    chat = make_chat(server, max_tool_rounds=2)
+    chat = make_chat(server, max_tool_rounds=2, resume_paused=True)
     with pytest.raises(ToolLoopLimitError, match="max_tool_rounds=2"):
         chat.chat("Search", echo="none")
     assert len(server.message_requests()) == 3

@@ -209,14 +209,32 @@ def test_a_failed_fetch_reads_as_an_error(serve: Any) -> None:
     assert (result.status, result.error_code) == ("error", "url_not_accessible")
 
 
-def test_pause_turn_continues_the_turn_with_the_paused_content(serve: Any) -> None:
+def test_a_pause_that_leaves_a_server_call_unanswered_is_resumed(serve: Any) -> None:
+    # No new prompt may follow a server tool call without its result: the model
+    # finishes it first (chatlas hands it back, and its next chat() fails).
+    server = serve(
+        [
+            Reply.blocks_of(
+                {"type": "text", "text": "Let me search."}, SEARCH_USE, stop_reason="pause_turn"
+            ),
+            Reply.blocks_of(SEARCH_RESULT, {"type": "text", "text": "May 2014."}),
+        ]
+    )
+    chat = make_chat(server)
+    chat.register_tool(tool_web_search())
+    answer = chat.chat("When was ggplot2 1.0.0 released?", echo="none")
+    assert str(answer) == "Let me search.\n\nMay 2014."
+    assert len(server.message_requests()) == 2
+
+
+def test_resume_paused_continues_the_turn_with_the_paused_content(serve: Any) -> None:
     server = serve(
         [
             Reply.blocks_of(SEARCH_USE, SEARCH_RESULT, stop_reason="pause_turn"),
             Reply.text("ggplot2 1.0.0 came out in May 2014."),
         ]
     )
-    chat = make_chat(server)
+    chat = make_chat(server, resume_paused=True)
     chat.register_tool(tool_web_search())
     answer = chat.chat("When was ggplot2 1.0.0 released?", echo="none")
     assert str(answer) == "ggplot2 1.0.0 came out in May 2014."
@@ -263,7 +281,7 @@ def search_and_fetch_script() -> list[Reply]:
 
 def run_verb(verb: str, serve: Any) -> str:
     server = serve(search_and_fetch_script())
-    chat = make_chat(server, reasoning=2048)
+    chat = make_chat(server, reasoning=2048, resume_paused=True)
     chat.register_tool(tool_web_search())
     chat.register_tool(tool_web_fetch())
     prompt = "Find ggplot2's page and read it."
@@ -292,7 +310,7 @@ def test_thinking_search_pause_and_fetch_give_the_same_history_through_the_four_
 
 def test_server_blocks_survive_a_json_round_trip(serve: Any) -> None:
     server = serve(search_and_fetch_script())
-    chat = make_chat(server, reasoning=2048)
+    chat = make_chat(server, reasoning=2048, resume_paused=True)
     chat.register_tool(tool_web_search())
     chat.register_tool(tool_web_fetch())
     chat.chat("Find it.", echo="none")
@@ -306,7 +324,7 @@ def test_server_blocks_survive_a_json_round_trip(serve: Any) -> None:
 
 def test_stream_yields_thinking_then_search_then_fetch_in_arrival_order(serve: Any) -> None:
     server = serve(search_and_fetch_script())
-    chat = make_chat(server, reasoning=2048)
+    chat = make_chat(server, reasoning=2048, resume_paused=True)
     chat.register_tool(tool_web_search())
     chat.register_tool(tool_web_fetch())
     kinds = [type(i) for i in chat.stream("Find it.", content="all") if not isinstance(i, str)]

@@ -45,7 +45,12 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, cast
 
-from .._core.content import Content, ContentToolRequest
+from .._core.content import (
+    Content,
+    ContentServerToolRequest,
+    ContentServerToolResult,
+    ContentToolRequest,
+)
 from .._core.errors import (
     ChatlasLikeError,
     ProviderError,
@@ -202,7 +207,7 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
             check_finish(turn, structured=run.spec.data_model is not None)
             requests = turn.tool_requests
             if not requests:
-                if turn.finish_reason not in run.provider.capabilities.paused_finish_reasons:
+                if not _resumes(run, turn):
                     return
                 # A server tool paused the turn: let the model carry on, within the limit.
                 _check_round_limit(run, [])
@@ -406,6 +411,23 @@ def _describe(content: Content, run: Run, described: dict[int, tuple[Content, Co
     new = content if tool is None else replace(content, tool=ToolInfo.from_tool(tool))
     described[id(content)] = (content, new)  # the original is held, so its id stays unique
     return new
+
+
+def _resumes(run: Run, turn: AssistantTurn) -> bool:
+    """Whether a turn a server tool paused is sent back for the model to carry on.
+
+    As in chatlas, a paused turn is handed back, unless ``resume_paused`` asks for more
+    or the pause left a server tool call without its result: no new prompt may follow
+    that (chatlas's next ``chat()`` fails on it, every time), so the model finishes it.
+    """
+    if turn.finish_reason not in run.provider.capabilities.paused_finish_reasons:
+        return False
+    if run.options.resume_paused:
+        return True
+    answered = {c.tool_use_id for c in turn.contents if isinstance(c, ContentServerToolResult)}
+    return any(
+        isinstance(c, ContentServerToolRequest) and c.id not in answered for c in turn.contents
+    )
 
 
 def _partial_reason(run: Run, error: BaseException) -> str:

@@ -17,6 +17,11 @@ option                    default      meaning
                                        connection errors, with backoff and jitter
 ``echo_thinking``         True         echo the model's extended thinking (dimmed); False
                                        hides it (it is kept in the history either way)
+``resume_paused``         False        when a server tool pauses the model's turn
+                                       (Anthropic's ``pause_turn``), send it back at once
+                                       so the model carries on (each resume counts as a
+                                       round); False hands the paused turn back, as
+                                       chatlas does
 ========================  ===========  ====================================================
 
 Set them on the chat (``ChatAnthropic(..., max_tool_rounds=10)`` or
@@ -49,6 +54,7 @@ class CallOptions(TypedDict, total=False):
     store_max_bytes: int
     max_retries: int
     echo_thinking: bool
+    resume_paused: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +69,7 @@ class ChatOptions:
     store_max_bytes: int = 10_000_000
     max_retries: int = 3
     echo_thinking: bool = True
+    resume_paused: bool = False
 
     def __post_init__(self) -> None:
         _positive_or_none("max_tool_rounds", self.max_tool_rounds, allow_zero=True)
