@@ -206,7 +206,7 @@ def test_content_document_url_keeps_the_url_and_downloads_on_send(
     serve: Any, document_server: str
 ) -> None:
     url = f"{document_server}/data/sales.csv"
-    document = content_document_url(url)
+    document = content_document_url(url, allow_private=True)  # a loopback server
     assert document == ContentDocument(url=url, filename="sales.csv", mime_type="text/csv")
     server = serve([Reply.text("Midwest")])
     make_chat(server, cache="none").chat("Top region?", document, echo="none")

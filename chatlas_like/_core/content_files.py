@@ -8,6 +8,16 @@ re-encoded. PDFs and images given by URL are fetched by the provider; a text doc
 given by URL keeps its URL and is downloaded when a request is built (Anthropic fetches
 only PDFs itself), as in chatlas: building one works offline.
 
+A document URL is downloaded only when the code of this process asked for it:
+:func:`content_document_url` approves its URL (for the rest of the process). A
+``ContentDocument`` with a URL that arrived any other way (a chat file, a Shiny
+bookmark, ``from_json``, one built by hand) is not downloaded: the request fails
+before anything is sent, saying how to approve it. Every download is guarded
+(:mod:`chatlas_like._core.download`): no private, loopback or link-local address unless
+``allow_private=True``, no redirect to another host, at most
+:data:`~chatlas_like._core.download.MAX_BYTES`, within
+:data:`~chatlas_like._core.download.DEADLINE` seconds all told.
+
 HEIC/HEIF images are accepted as chatlas accepts them (resizing needs ``pillow-heif``);
 Anthropic does not take them, so a request holding one fails with a clear error before
 anything is sent.
@@ -43,7 +53,6 @@ __all__ = [
 ]
 
 Resize = Literal["low", "high", "none"] | str
-DOWNLOAD_TIMEOUT = 30.0
 
 _IMAGE_TYPES: dict[str, ImageContentType] = {
     ".png": "image/png",
@@ -80,6 +89,9 @@ _DOCUMENT_SUFFIXES = {mime: suffix for suffix, mime in reversed(_DOCUMENT_TYPES.
 DOCUMENT_CACHE_SIZE = 16
 _SIZE = re.compile(r"^(\d+)x(\d+)(>?)(!?)$")
 _names = itertools.count(1)
+# Document URLs this process's code asked for (content_document_url), and whether each
+# may be on a private address: the user's say-so, which a loaded file cannot give.
+_approved: dict[str, bool] = {}
 
 
 # -- images ------------------------------------------------------------------------------------
@@ -291,11 +303,16 @@ def content_document_file(
     return ContentDocument(data=path.read_bytes(), filename=path.name, mime_type=resolved)
 
 
-def content_document_url(url: str, mime_type: Literal["auto"] | str = "auto") -> ContentDocument:
+def content_document_url(
+    url: str, mime_type: Literal["auto"] | str = "auto", *, allow_private: bool = False
+) -> ContentDocument:
     """A text document by URL, downloaded when a request holding it is built.
 
     Anthropic fetches only PDFs by URL, so the document is downloaded here, on send (once
-    per process for the last few URLs); building it needs no network.
+    per process for the last few URLs); building it needs no network. Calling this
+    approves downloading ``url`` for the rest of the process: a document URL that
+    arrives any other way (a chat file, a bookmark) is never downloaded unless it is
+    approved here.
 
     Parameters
     ----------
@@ -304,6 +321,10 @@ def content_document_url(url: str, mime_type: Literal["auto"] | str = "auto") ->
     mime_type
         The media type; ``"auto"`` guesses from the URL's extension (a ``data:`` URL
         names its own).
+    allow_private
+        Allow a private, loopback or link-local address (an intranet server,
+        ``127.0.0.1``); refused by default. Redirects to another host, a body over
+        10 MB and a download taking over 30 s are refused either way.
     """
     if url.startswith("data:"):
         media_type, data = _parse_data_url(url)
@@ -318,25 +339,36 @@ def content_document_url(url: str, mime_type: Literal["auto"] | str = "auto") ->
         raise ValueError(f"only http(s) and data: URLs can be downloaded, not {url!r}")
     resolved = _guess_document_type(name) if mime_type == "auto" else mime_type
     filename = name or f"document_{next(_names):03d}.txt"
+    _approved[url] = allow_private or _approved.get(url, False)
     return ContentDocument(url=url, filename=filename, mime_type=resolved)
 
 
-@functools.lru_cache(maxsize=DOCUMENT_CACHE_SIZE)
 def fetch_document(url: str) -> bytes:
-    """The bytes of a document given by URL (a provider that cannot fetch it calls this)."""
-    return _download(url)
+    """The bytes of a document given by URL (a provider that cannot fetch it calls this).
+
+    Raises
+    ------
+    ValueError
+        ``url`` was not approved by :func:`content_document_url`, or the download was
+        refused or failed.
+    """
+    allow_private = _approved.get(url)
+    if allow_private is None:
+        raise ValueError(
+            f"not downloading {url!r}: a document URL is downloaded only when this "
+            "program asked for it with content_document_url(), and this one came from "
+            "elsewhere (a saved chat, a bookmark, from_json, a ContentDocument built by "
+            "hand). If you trust it, call content_document_url() with it once (and "
+            "allow_private=True for an address on your own network), then send again"
+        )
+    return _fetched(url, allow_private)
 
 
-def _download(url: str) -> bytes:
-    import urllib.request  # imported here: it costs ~10 ms, and few prompts need it
+@functools.lru_cache(maxsize=DOCUMENT_CACHE_SIZE)
+def _fetched(url: str, allow_private: bool) -> bytes:
+    from .download import download
 
-    if urlparse(url).scheme not in ("http", "https"):
-        raise ValueError(f"only http(s) and data: URLs can be downloaded, not {url!r}")
-    try:
-        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT) as response:
-            return response.read()
-    except OSError as e:
-        raise ValueError(f"could not download {url}: {e}") from e
+    return download(url, allow_private=allow_private)
 
 
 def _guess_document_type(name: str) -> str:
