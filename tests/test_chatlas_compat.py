@@ -671,3 +671,30 @@ def test_a_turn_paused_by_a_server_tool_is_handed_back(api: Any) -> None:
     chat.chat("When was ggplot2 1.0.0 released to CRAN?", echo="none")
     assert chat.get_last_turn().finish_reason == "pause_turn"  # pyright: ignore[reportOptionalMemberAccess]
     assert len(server.message_requests()) == 1
+
+
+def test_a_fetch_result_has_chatlas_status_and_a_failed_one_reads_failed(api: Any) -> None:
+    fetch = {"type": "server_tool_use", "id": "srvtoolu_2", "name": "web_fetch"}
+    failed = {
+        "type": "web_fetch_tool_result",
+        "tool_use_id": "srvtoolu_2",
+        "content": {"type": "web_fetch_tool_result_error", "error_code": "url_not_allowed"},
+    }
+    api(
+        [
+            Reply.blocks_of(
+                {**fetch, "input": {"url": "https://bad.example"}},
+                failed,
+                {"type": "text", "text": "I could not read it."},
+            )
+        ]
+    )
+    chat = ctl.ChatAnthropic()
+    chat.register_tool(ctl.tool_web_fetch())
+    chat.chat("Read https://bad.example", echo="none")
+    result = chat.get_last_turn().contents[1]  # pyright: ignore[reportOptionalMemberAccess]
+    assert isinstance(result, ctl.ContentToolResponseFetch)
+    assert (result.url, result.status) == ("failed", "error")
+    assert str(result) == "**web fetch result**: failed"
+    assert ctl.ContentToolResponseFetch(url="https://x.com").status is None
+    assert ctl.ContentToolResponseFetch(url="https://x.com", status="success").status == "success"

@@ -246,8 +246,7 @@ def _search_results(c: Any, json_mode: bool) -> dict[str, Any]:
 
 
 def _fetch_results(c: Any, json_mode: bool) -> dict[str, Any]:
-    status = c.status
-    return {"url": c.url if status == "success" else "failed", "status": status, "extra": c.block}
+    return {"url": c.url, "status": c.status, "extra": c.block}
 
 
 def _citation(c: Any, json_mode: bool) -> dict[str, Any]:
@@ -453,6 +452,13 @@ def _load_server_result(cls: Any, d: dict[str, Any], classes: Mapping[str, Any])
     return cls(str(block.get("tool_use_id", "")), block)
 
 
+def _load_fetch_result(cls: Any, d: dict[str, Any], classes: Mapping[str, Any]) -> Any:
+    block = _block(d, {})
+    if block:
+        return cls(str(block.get("tool_use_id", "")), block, status=d.get("status"))
+    return cls(url=str(d.get("url") or ""), status=d.get("status"))  # built by hand in chatlas
+
+
 def _load_server_request(cls: Any, d: dict[str, Any], classes: Mapping[str, Any]) -> Any:
     return cls(str(d["id"]), str(d["name"]), d.get("arguments", {}), _block(d, {}))
 
@@ -501,7 +507,7 @@ _LOADERS: dict[str, Any] = {
     "web_search_request": _load_search,
     "web_search_results": _load_server_result,
     "web_fetch_request": _load_fetch,
-    "web_fetch_results": _load_server_result,
+    "web_fetch_results": _load_fetch_result,
     "citation": _load_citation,
     "server_tool_request": _load_server_request,
     "server_tool_result": _load_server_result,

@@ -602,10 +602,8 @@ class ContentToolResponseSearch(ContentServerToolResult):
         code = _mapping(self.block.get("content")).get("error_code")
         return str(code) if code is not None else None
 
-    def __str__(self) -> str:
-        if self.error_code:
-            return f"web search failed: {self.error_code}"
-        return "web search results:\n" + "\n".join(f"* {s}" for s in self.sources)
+    def __str__(self) -> str:  # chatlas's text (a failed search lists no sources)
+        return "**web search results**:\n" + "\n".join(f"* {s}" for s in self.sources)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -614,9 +612,24 @@ class ContentToolResponseFetch(ContentServerToolResult):
 
     Built by the chat from the provider's block; chatlas's ``url=``, ``status=`` (and
     ``extra=``) construct one too.
+
+    Parameters
+    ----------
+    tool_use_id
+        The id of the fetch request it answers.
+    block
+        The provider's block as received.
+    url
+        The page's URL (chatlas's way to build one).
+    status
+        ``"success"``, ``"error"``, or None when not known (chatlas's default for a
+        result built by hand); a result from the provider always has one.
+    extra
+        chatlas's name for ``block``.
     """
 
     content_type: ClassVar[str] = "web_fetch_results"
+    status: Literal["success", "error"] | None
 
     def __init__(
         self,
@@ -631,7 +644,11 @@ class ContentToolResponseFetch(ContentServerToolResult):
         if status == "error":
             page = {"type": "web_fetch_tool_result_error", "error_code": "unavailable"}
         built = {"type": "web_fetch_tool_result", "tool_use_id": tool_use_id or "", "content": page}
-        _init_server_result(self, tool_use_id, block or extra, built)
+        given = block or extra
+        _init_server_result(self, tool_use_id, given, built)
+        if status is None and given is not None:  # the provider's block says how it went
+            status = "error" if "error_code" in self._result else "success"
+        object.__setattr__(self, "status", status)
 
     @property
     def _result(self) -> dict[str, Any]:
@@ -639,13 +656,11 @@ class ContentToolResponseFetch(ContentServerToolResult):
 
     @property
     def url(self) -> str:
-        """The page's URL ("" when the fetch failed)."""
+        """The page's URL; ``"failed"`` when the fetch failed (as chatlas: the
+        provider's error names no URL, and its code is in :attr:`error_code`)."""
+        if "error_code" in self._result:
+            return "failed"
         return str(self._result.get("url", ""))
-
-    @property
-    def status(self) -> Literal["success", "error"]:
-        """``"success"`` when the page's content arrived, else ``"error"``."""
-        return "error" if "error_code" in self._result else "success"
 
     @property
     def error_code(self) -> str | None:
@@ -660,9 +675,7 @@ class ContentToolResponseFetch(ContentServerToolResult):
         return str(title) if title else None
 
     def __str__(self) -> str:
-        if self.status == "error":
-            return f"web fetch failed: {self.error_code}"
-        return f"web fetch result: {self.url}"
+        return f"**web fetch result**: {self.url}"
 
 
 def _init_server_request(
@@ -763,8 +776,8 @@ class WebSource(Source):
             page_age=str(age) if age else None,
         )
 
-    def __str__(self) -> str:
-        return f"{self.title} <{self.url}>" if self.title else f"<{self.url}>"
+    def __str__(self) -> str:  # chatlas's text
+        return self.url or self.title or "[web source]"
 
 
 @dataclass(frozen=True, slots=True)
