@@ -142,6 +142,10 @@ def _no_finalize(results: list[ContentToolResult]) -> list[ContentToolResult]:
     return results
 
 
+def _whole(turns: Sequence[Turn]) -> Sequence[Turn]:
+    return turns
+
+
 @dataclass(slots=True)
 class Run:
     """One call of a chat verb: what the loop reads and the history it writes."""
@@ -156,6 +160,8 @@ class Run:
     tools: Mapping[str, Tool | ToolBuiltIn] = field(default_factory=lambda: {})
     before_model_call: Sequence[Callable[[Run], Sequence[Turn] | None]] = ()
     finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]] = _no_finalize
+    # What is sent of the history (old results as references: :mod:`._run.context`).
+    view: Callable[[Sequence[Turn]], Sequence[Turn]] = _whole
     record_usage: Callable[[AssistantTurn], None] | None = None
     stop_requested: Callable[[], bool] | None = None
     stop_reason: Callable[[], str | None] | None = None
@@ -185,7 +191,7 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
                     if run.yield_content:
                         yield inserted
             try:
-                body = run.provider.build_request(history.turns, run.spec)
+                body = run.provider.build_request(run.view(history.turns), run.spec)
             except Exception:
                 if first_call and prompt is not None:
                     history.remove(prompt, token)  # nothing was sent: leave no orphan prompt
