@@ -406,7 +406,10 @@ def test_a_request_callback_can_reject_a_call(api: Any) -> None:
     assert ran == []
     result = last_messages(server)[-1]["content"][0]
     assert result["is_error"] is True
-    assert "disallow the tool call 'list_files'" in str(result["content"])
+    assert result["content"] == (
+        "Tool call failed with error: 'Tool call rejected. "
+        "The user has chosen to disallow the tool call 'list_files'.'"
+    )
 
 
 def test_a_tool_can_reject_its_own_call(api: Any) -> None:

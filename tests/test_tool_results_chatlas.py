@@ -145,7 +145,9 @@ def test_a_rejected_call_keeps_the_exception_in_its_error_during_the_run() -> No
     (result,) = chat.get_turns()[2].tool_results
     assert isinstance(result.error, ToolRejectError) and result.is_refusal
     assert block["is_error"] is True
-    assert block["content"] == "The user said no."
+    assert (
+        block["content"] == "Tool call failed with error: 'Tool call rejected. The user said no.'"
+    )
 
 
 def test_a_rejection_reads_as_chatlas_words_it_and_keeps_the_reason_apart() -> None:
@@ -164,4 +166,6 @@ def test_a_saved_rejection_keeps_its_message(tmp_path: Any) -> None:
     loaded = Chat.load(tmp_path / "chat.json", [fancy_weather], api_key="test")
     (result,) = loaded.get_turns()[2].tool_results
     assert result.error == "The user said no."
-    assert result.get_model_value() == "The user said no."
+    assert result.get_model_value() == (
+        "Tool call failed with error: 'Tool call rejected. The user said no.'"
+    )

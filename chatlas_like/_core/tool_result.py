@@ -445,11 +445,13 @@ def refused(request: ContentToolRequest, message: str) -> ContentToolResult:
 
 
 def rejected(request: ContentToolRequest, error: ToolRejectError) -> ContentToolResult:
-    """A call turned down with :class:`ToolRejectError`: refused, the model reads its
-    reason, and ``error`` is the exception itself for the rest of the run (as in chatlas;
-    a saved chat keeps the reason)."""
+    """A call turned down with :class:`ToolRejectError`: refused, and the model reads
+    chatlas's text for it (``Tool call failed with error: 'Tool call rejected. <reason>'``);
+    ``error`` is the exception itself for the rest of the run, as in chatlas (a saved
+    chat keeps the reason, and the text the model read)."""
     result = refused(request, error.reason)
-    return result.with_model_value(result.get_model_value(), error=error)
+    said = f"Tool call failed with error: '{failure_message(error.message)}'"
+    return result.with_model_value(said, error=error)
 
 
 def failed(request: ContentToolRequest, message: str) -> ContentToolResult:
