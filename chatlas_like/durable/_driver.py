@@ -1,0 +1,174 @@
+"""The third driver of the turn loop: each model request and each tool event a DBOS step.
+
+Beside :func:`~chatlas_like._run.drive.drive` and ``drive_async``, this one performs
+the loop's steps (:mod:`chatlas_like._run.loop`) inside a DBOS workflow:
+
+* ``ModelCall``: one step. Live, it reads the response and feeds each event to the
+  loop as it arrives (so text streams out while the step runs), and records them all,
+  with the error that ended the response, if any. Replayed, the recorded events are
+  fed instead, and the same error thrown: the loop makes the same turn either way. A
+  request in flight at a crash has no record, so it is sent again (it changes nothing).
+* ``RunTools`` / ``NEXT_RESULT``: a :class:`~chatlas_like.durable._round.DurableRound`,
+  one step per call start and per call result.
+
+What the loop emits goes to the caller's sink as it comes and, when publishing, to the
+turn's DBOS stream at each step boundary (written from the workflow itself, so exactly
+once), for readers that reconnect. Progress of a generator tool is never recorded: the
+stream holds only what a replay emits again, in the same places.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any
+
+from .._core.tool_result import ContentToolResultProgress
+from .._run.drive import Sender, _open  # pyright: ignore[reportPrivateUsage]
+from .._run.loop import END, ModelCall, RunTools, _NextEvent, _NextResult
+from ._codec import decode_error, encode_error, encode_item
+from ._round import DurableRound
+
+__all__ = ["STREAM_KEY", "Recorder", "drive_durable"]
+
+STREAM_KEY = "chatlas_like.items"
+_DONE: Any = object()
+
+
+class Recorder:
+    """Runs steps in the current DBOS workflow and publishes what the loop emits."""
+
+    def __init__(self, sink: Callable[[Any], None] | None = None, *, publish: bool = True) -> None:
+        self.sink = sink
+        self.publish = publish
+        self.replayed = True  # every step so far came from the record
+        self.answer: list[str] = []
+        self._unpublished: list[Any] = []
+
+    def step(self, name: str, fn: Callable[[], Any]) -> Any:
+        """The recorded value of the workflow's next step, or ``fn()``'s, recorded."""
+        from dbos import DBOS
+
+        self.flush()
+
+        def live() -> Any:
+            self.replayed = False
+            return fn()
+
+        return DBOS.run_step({"name": name}, live)
+
+    def emit(self, item: Any) -> None:
+        if isinstance(item, str):
+            self.answer.append(item)
+        if self.sink is not None:
+            self.sink(item)
+        if self.publish and not isinstance(item, ContentToolResultProgress):
+            self._unpublished.append(item)
+
+    def flush(self) -> None:
+        """Write what was emitted since the last step to the turn's stream."""
+        if not self._unpublished:
+            return
+        from dbos import DBOS
+
+        items = [encode_item(item) for item in self._unpublished]
+        self._unpublished = []
+        DBOS.write_stream(STREAM_KEY, items)
+
+
+class _Pump:
+    """Sends into the loop and hands what it emits to the recorder, up to its next step."""
+
+    def __init__(self, loop: Generator[Any, Any, None], recorder: Recorder) -> None:
+        self._loop = loop
+        self._recorder = recorder
+
+    def send(self, reply: Any) -> Any:
+        try:
+            step = self._loop.send(reply)
+        except StopIteration:
+            return _DONE
+        return self._past_items(step)
+
+    def throw(self, error: BaseException) -> Any:
+        try:
+            step = self._loop.throw(error)
+        except StopIteration:
+            return _DONE
+        return self._past_items(step)
+
+    def _past_items(self, step: Any) -> Any:
+        while type(step) not in (ModelCall, RunTools, _NextEvent, _NextResult):
+            self._recorder.emit(step)
+            try:
+                step = self._loop.send(None)
+            except StopIteration:
+                return _DONE
+        return step
+
+
+def drive_durable(
+    loop: Generator[Any, Any, None], sender: Sender, recorder: Recorder, *, where: str
+) -> None:
+    """Run ``loop`` to its end inside the current DBOS workflow (see the module docstring)."""
+    pump = _Pump(loop, recorder)
+    round_: DurableRound | None = None
+    try:
+        step = pump.send(None)
+        while step is not _DONE:
+            if type(step) is ModelCall:
+                step = _model_call(pump, sender, recorder, step.body)
+            elif type(step) is RunTools:
+                round_ = DurableRound(
+                    step.requests,
+                    sender.tools,
+                    lambda fn: recorder.step("tool", fn),
+                    recovered=recorder.replayed,
+                    where=where,
+                )
+                step = pump.send(round_)
+            elif type(step) is _NextResult:
+                assert round_ is not None
+                try:
+                    delivery = round_.next()
+                except BaseException as e:
+                    step = pump.throw(e)
+                    continue
+                step = pump.send(delivery)
+            else:
+                raise AssertionError(f"the loop asked for {step!r} outside a model call")
+    finally:
+        loop.close()
+    recorder.flush()
+
+
+def _model_call(pump: _Pump, sender: Sender, recorder: Recorder, body: dict[str, Any]) -> Any:
+    step = pump.send(None)  # the loop now waits for the response's first event
+    fed = 0
+
+    def live() -> dict[str, Any]:
+        nonlocal step, fed
+        events: list[dict[str, Any]] = []
+        try:
+            stream = _open(sender, body)
+        except Exception as e:
+            return {"events": events, "error": encode_error(e)}
+        try:
+            while True:
+                try:
+                    event = next(stream)
+                except StopIteration:
+                    return {"events": events, "error": None}
+                except Exception as e:  # the response broke off: recorded with what came
+                    return {"events": events, "error": encode_error(e)}
+                events.append(event)
+                step = pump.send(event)  # streams out now, not when the step is recorded
+                fed += 1
+        finally:
+            stream.close()
+
+    record = recorder.step("model", live)
+    for event in record["events"][fed:]:  # replayed: the loop has seen none of them yet
+        step = pump.send(event)
+    if record["error"] is not None:
+        return pump.throw(decode_error(record["error"]))
+    return pump.send(END)

@@ -1,0 +1,94 @@
+"""One turn of a durable conversation: the body of its DBOS workflow.
+
+The workflow's inputs are plain data (the conversation id, the turn's number, the
+prompt and the call's settings); what only the calling process has (its echo, the
+sink of a stream) is looked up by the workflow's id in :data:`CALLERS`, so a turn
+recovered in another process runs the same, silently. The turn reads the history the
+earlier turns recorded, runs the turn loop on a copy of the chat with that history
+(:func:`~chatlas_like.durable._driver.drive_durable`), and returns the turns it added.
+A turn whose loop raised still returns them (the loop repaired the history first),
+with the error, which the caller raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .._chat import Chat
+from .._core.history import History
+from .._run.loop import turn_loop
+from ._codec import decode_prompt, encode_error, encode_turns
+from ._driver import Recorder, drive_durable
+from ._history import Recorded, TurnOutput, load_history
+from ._ids import run_id
+
+__all__ = ["CALLERS", "Caller", "run_turn"]
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The process that asked for a turn: its echo, and where streamed items go."""
+
+    echo: Any = "none"
+    sink: Callable[[Any], None] | None = None
+
+
+CALLERS: dict[str, Caller] = {}
+_NO_CALLER = Caller()
+
+
+def run_turn(
+    chat: Chat,
+    name: str,
+    publish: bool,
+    conversation_id: str,
+    index: int,
+    prompt: list[Any],
+    call: dict[str, Any],
+) -> dict[str, Any]:
+    """The workflow's body (see the module docstring)."""
+    from dbos import DBOS
+    from dbos._error import DBOSException  # pyright: ignore[reportPrivateUsage]
+
+    caller = CALLERS.get(DBOS.workflow_id or "", _NO_CALLER)
+    recorded = load_history(name, conversation_id, before=index)
+    turn_chat = _turn_chat(chat, name, conversation_id, recorded)
+    history = turn_chat._history  # pyright: ignore[reportPrivateUsage]
+    recorder = Recorder(caller.sink, publish=publish)
+    error: bytes | None = None
+    try:
+        run, sender, prompt_turn = turn_chat._run(  # pyright: ignore[reportPrivateUsage]
+            decode_prompt(prompt),
+            caller.echo,
+            "all",  # everything is published; the caller's sink picks what it asked for
+            call["stream"],
+            call["kwargs"],
+            call["options"],
+        )
+        where = f"conversation {conversation_id!r} of durable chat {name!r}, turn {index}"
+        drive_durable(turn_loop(run, prompt_turn), sender, recorder, where=where)
+    except DBOSException:
+        raise  # the engine's own failure: DBOS retries or records it
+    except (Exception, KeyboardInterrupt) as e:
+        error = encode_error(e)
+        recorder.flush()
+    added = history.turns[len(recorded.turns) :]
+    return TurnOutput(
+        turns=encode_turns(added),
+        last_sequence=history.last_sequence,
+        answer="".join(recorder.answer),
+        error=error,
+        token=call["token"],
+    ).as_data()
+
+
+def _turn_chat(chat: Chat, name: str, conversation_id: str, recorded: Recorded) -> Chat:
+    """A copy of ``chat`` holding the conversation: its turns, its run in the store."""
+    turn_chat = chat.copy()
+    history = History(recorded.turns, run_id=run_id(name, conversation_id))
+    history.last_sequence = recorded.last_sequence
+    turn_chat._history = history  # pyright: ignore[reportPrivateUsage]
+    turn_chat.conversation_id = conversation_id
+    return turn_chat
