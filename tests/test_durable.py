@@ -1,0 +1,285 @@
+"""DurableChat in one process: the verbs, the queue, readers, the store, and bad input.
+
+Each test launches DBOS on a SQLite file of its own (the crash battery, with real
+processes, is ``test_durable_crash.py``). DBOS keeps its registry of workflows for the
+whole process, so every test names its durable chats afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatlas_like import Chat, ContentToolRequest, ContentToolResult
+from chatlas_like.testing import LoopbackServer, Reply
+from tests.conftest import make_chat
+
+pytest.importorskip("dbos")
+
+from chatlas_like.durable import DurableChat, DurableError, parallel_chat
+
+ANSWER = "Card 42 is valid."
+
+
+def lookup(card: int) -> str:
+    """Look a card up.
+
+    Parameters
+    ----------
+    card
+        The card number.
+    """
+    return f"card {card} is valid"
+
+
+def model(body: dict[str, Any]) -> Reply:
+    """A tool call, then the answer; ``fail`` gets an error, ``hi`` a greeting."""
+    last = body["messages"][-1]["content"]
+    if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+        return Reply.text(ANSWER)
+    text = last if isinstance(last, str) else "".join(b.get("text", "") for b in last)
+    if text == "fail":
+        return Reply.error(400, "invalid_request_error", "scripted refusal")
+    if text == "hi":
+        return Reply.text("Hello there.")
+    return Reply.tool_call("lookup", {"card": 42})
+
+
+def unique(prefix: str = "t") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def launch(tmp_path: Path) -> Iterator[Callable[[], None]]:
+    """``launch()`` starts DBOS on this test's SQLite file; it is destroyed at teardown."""
+    from dbos import DBOS
+
+    def start() -> None:
+        DBOS(
+            config={
+                "name": "durable-tests",
+                "system_database_url": f"sqlite:///{tmp_path / 'dbos.sqlite'}",
+                "log_level": "WARNING",
+                "notification_listener_polling_interval_sec": 0.01,
+            }
+        )
+        DBOS.launch()
+
+    yield start
+    DBOS.destroy()
+
+
+@pytest.fixture
+def server(serve: Callable[..., LoopbackServer]) -> LoopbackServer:
+    return serve(model)
+
+
+def durable_chat(server: LoopbackServer, **kwargs: Any) -> DurableChat:
+    chat = make_chat(server, **kwargs)
+    chat.register_tool(lookup, annotations={"readOnlyHint": True})
+    return DurableChat(chat, name=unique(), poll_interval=0.05)
+
+
+def summary(turns: list[Any]) -> list[tuple[str, str, list[str]]]:
+    return [(t.role, t.text, [str(r.get_model_value()) for r in t.tool_results]) for t in turns]
+
+
+def test_a_durable_turn_makes_the_history_a_plain_chat_makes(
+    server: LoopbackServer, launch: Callable[[], None]
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    answer = durable.chat("Is card 42 valid?", conversation_id="c-1", echo="none")
+    plain = make_chat(server)
+    plain.register_tool(lookup)
+    plain.chat("Is card 42 valid?", echo="none")
+    assert str(answer) == ANSWER
+    assert summary(durable.get_turns("c-1")) == summary(plain.get_turns())
+
+
+def test_the_next_turn_continues_the_conversation_and_another_id_starts_afresh(
+    server: LoopbackServer, launch: Callable[[], None]
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    durable.chat("Is card 42 valid?", conversation_id="c-1", echo="none")
+    durable.chat("hi", conversation_id="c-1", echo="none")
+    assert len(server.message_requests()[-1]["messages"]) == 5  # the whole history was sent
+    durable.chat("hi", conversation_id="c-2", echo="none")
+    assert len(server.message_requests()[-1]["messages"]) == 1
+    assert [t.role for t in durable.get_turns("c-1")] == ["user", "assistant"] * 3
+
+
+def test_stream_yields_the_text_and_with_content_all_the_tool_calls_too(
+    server: LoopbackServer, launch: Callable[[], None]
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    text = list(durable.stream("Is card 42 valid?", conversation_id="c-1"))
+    everything = list(durable.stream("again?", conversation_id="c-2", content="all"))
+    assert "".join(text) == ANSWER
+    kinds = [type(item).__name__ for item in everything if not isinstance(item, str)]
+    assert kinds == ["ContentToolRequest", "ContentToolResult"]
+
+
+async def test_the_async_verbs_answer_as_the_sync_ones_do(
+    server: LoopbackServer, launch: Callable[[], None]
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    answer = await durable.chat_async("Is card 42 valid?", conversation_id="c-1", echo="none")
+    chunks = [c async for c in await durable.stream_async("hi", conversation_id="c-1")]
+    assert str(answer) == ANSWER
+    assert "".join(chunks) == "Hello there."
+    turns = await asyncio.to_thread(durable.get_turns, "c-1")
+    assert [t.role for t in turns] == ["user", "assistant"] * 3
+
+
+def test_a_queued_turn_is_answered_through_its_handle(
+    server: LoopbackServer, launch: Callable[[], None]
+) -> None:
+    durable = durable_chat(server)
+    launch()  # this process runs the queue too
+    first = durable.enqueue("Is card 42 valid?", conversation_id="c-1")
+    second = durable.enqueue("hi", conversation_id="c-1")  # waits for the first
+    assert (first.index, second.index) == (0, 1)
+    assert second.result() == "Hello there."
+    assert first.result() == ANSWER
+    assert first.status() == "SUCCESS"
+    assert [t.text for t in durable.get_turns("c-1")][::2] == ["Is card 42 valid?", "", "hi"]
+
+
+def test_parallel_chat_answers_each_prompt_on_a_conversation_of_its_own(
+    server: LoopbackServer, launch: Callable[[], None]
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    ids = ["p-0", "p-1", "p-2"]
+    answers = parallel_chat(durable, ["hi", "Is card 42 valid?", "hi"], conversation_ids=ids)
+    assert answers == ["Hello there.", ANSWER, "Hello there."]
+    assert [len(durable.get_turns(i)) for i in ids] == [2, 4, 2]
+
+
+def test_follow_reads_a_running_turn_from_the_start_until_it_ends(
+    server: LoopbackServer, launch: Callable[[], None]
+) -> None:
+    release = threading.Event()
+
+    def slow_lookup(card: int) -> str:
+        """Look a card up, slowly."""
+        release.wait(10)
+        return f"card {card} is valid"
+
+    chat = make_chat(server)
+    chat.register_tool(slow_lookup, name="lookup")
+    durable = DurableChat(chat, name=unique(), poll_interval=0.05)
+    launch()
+    answer: list[str] = []
+    turn = threading.Thread(
+        target=lambda: answer.append(str(durable.chat("?", conversation_id="c", echo="none")))
+    )
+    turn.start()
+    while not server.message_requests():
+        time.sleep(0.01)
+    time.sleep(0.2)  # the tool request is recorded and published; the tool waits
+    followed: list[Any] = []
+    reader = threading.Thread(target=lambda: followed.extend(durable.follow("c")))
+    reader.start()
+    release.set()
+    turn.join(20)
+    reader.join(20)
+    assert answer == [ANSWER]
+    assert isinstance(followed[0], ContentToolRequest)
+    assert isinstance(followed[1], ContentToolResult) and followed[1].outcome == "success"
+    assert "".join(item for item in followed if isinstance(item, str)) == ANSWER
+    assert list(durable.follow("c")) == []  # nothing runs now
+
+
+def test_each_tool_result_is_stored_once_under_the_conversations_run(
+    server: LoopbackServer, launch: Callable[[], None], tmp_path: Path
+) -> None:
+    durable = durable_chat(server, store=str(tmp_path / "results.db"))
+    launch()
+    durable.chat("Is card 42 valid?", conversation_id="c-1", echo="none")
+    durable.chat("And again?", conversation_id="c-1", echo="none")
+    store = durable.wrapped.store
+    assert store is not None
+    records = store.list(None, durable.run_id("c-1"))
+    assert [r.sequence for r in records] == [1, 2]
+    assert [r.result for r in records] == ["card 42 is valid"] * 2
+
+
+def test_a_failed_turn_raises_its_error_and_the_conversation_goes_on(
+    server: LoopbackServer, launch: Callable[[], None]
+) -> None:
+    from chatlas_like._core.errors import BadRequestError
+
+    durable = durable_chat(server)
+    launch()
+    with pytest.raises(BadRequestError, match="scripted refusal"):
+        durable.chat("fail", conversation_id="c-1", echo="none")
+    assert durable.get_turns("c-1") == []  # nothing was answered: the prompt is not kept
+    assert str(durable.chat("hi", conversation_id="c-1", echo="none")) == "Hello there."
+
+
+# -- bad input ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [42, None, b"c-1"])
+def test_a_conversation_id_that_is_not_a_string_is_refused_naming_its_type(
+    server: LoopbackServer, launch: Callable[[], None], bad: Any
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    with pytest.raises(
+        TypeError, match=f"conversation_id must be a string, not {type(bad).__name__}"
+    ):
+        durable.chat("hi", conversation_id=bad, echo="none")
+    with pytest.raises(TypeError, match="conversation_id must be a string"):
+        durable.get_turns(bad)
+
+
+def test_a_durable_chat_created_after_launch_is_refused(
+    server: LoopbackServer, launch: Callable[[], None]
+) -> None:
+    launch()
+    with pytest.raises(DurableError, match=r"created after DBOS\.launch\(\)"):
+        durable_chat(server)
+
+
+def test_two_durable_chats_with_one_name_are_refused(server: LoopbackServer) -> None:
+    name = unique()
+    DurableChat(make_chat(server), name=name)
+    with pytest.raises(ValueError, match=f"a DurableChat named '{name}' exists already"):
+        DurableChat(make_chat(server), name=name)
+
+
+def test_a_turn_before_launch_says_to_launch_dbos(server: LoopbackServer) -> None:
+    durable = durable_chat(server)
+    with pytest.raises(DurableError, match="DBOS is not launched"):
+        durable.chat("hi", conversation_id="c-1", echo="none")
+
+
+def test_a_chat_that_has_turns_already_is_refused(server: LoopbackServer) -> None:
+    chat: Chat = make_chat(server)
+    chat.chat("hi", echo="none")
+    with pytest.raises(ValueError, match="must have no turns"):
+        DurableChat(chat, name=unique())
+
+
+def test_importing_chatlas_like_or_its_durable_module_does_not_import_dbos() -> None:
+    code = "import sys, chatlas_like, chatlas_like.durable; print('dbos' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
