@@ -139,6 +139,39 @@ def test_wait_false_returns_none_until_the_batch_has_ended(serve: Any, tmp_path:
     assert batch_calls(server).count(("POST", "/v1/messages/batches")) == 1
 
 
+def statuses_until_ended(job: _BatchJob) -> list[tuple[int, int, int, bool]]:
+    """(processing, succeeded, failed, ended) at each poll until the batch ends."""
+    seen: list[tuple[int, int, int, bool]] = []
+    while not seen or not seen[-1][3]:
+        job.poll()
+        assert job.batch is not None
+        status = job.provider.batch_status(job.batch)
+        seen.append((status.processing, status.succeeded, status.failed, status.ended))
+    return seen
+
+
+def test_a_batch_processing_a_request_per_poll_reports_its_counts_moving(
+    serve: Any, tmp_path: Path
+) -> None:
+    server = serve(capitals)
+    server.batches.per_poll = 1
+    server.batches.expire = {"prompt-1"}
+    job = _BatchJob(job_chat(server.url), PROMPTS, tmp_path / "job.json")
+    job.batch = job.provider.batch_submit(job.requests)
+    assert statuses_until_ended(job) == [(2, 1, 0, False), (1, 1, 1, False), (0, 2, 1, True)]
+
+
+def test_a_batch_with_every_request_processed_runs_until_polls_to_end(
+    serve: Any, tmp_path: Path
+) -> None:
+    server = serve(capitals)
+    server.batches.per_poll = 3
+    server.batches.polls_to_end = 3
+    job = _BatchJob(job_chat(server.url), PROMPTS, tmp_path / "job.json")
+    job.batch = job.provider.batch_submit(job.requests)
+    assert statuses_until_ended(job) == [(0, 3, 0, False), (0, 3, 0, False), (0, 3, 0, True)]
+
+
 def test_nothing_submitted_is_not_completed(serve: Any, tmp_path: Path) -> None:
     server = serve(capitals)
     assert batch_chat_completed(job_chat(server.url), PROMPTS, tmp_path / "none.json") is False

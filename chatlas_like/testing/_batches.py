@@ -7,6 +7,12 @@ server's model (as a non-streamed ``POST /v1/messages``, checked by the same req
 rules) and reports ``ended`` with its ``results_url``; ``GET .../results`` sends the
 results as JSON lines, in reverse order (the real API promises no order either).
 
+With ``per_poll`` set, each status poll processes that many more requests, in order,
+and the ``request_counts`` of an ``in_progress`` batch show them (some ``processing``,
+some ``succeeded``, ``errored``, ``expired``), as the real API's counts move while a
+batch runs; it ends once every request is processed and it has been polled
+``polls_to_end`` times.
+
 A request the rules reject, or one the script answers with ``Reply.error(...)``,
 becomes an ``errored`` result; custom ids in ``expire`` become ``expired`` ones. The
 processed requests are not added to ``server.requests`` (the batch calls are).
@@ -60,7 +66,10 @@ class MessageBatches:
     Attributes
     ----------
     polls_to_end
-        Status polls a batch answers ``in_progress`` before it ends.
+        Status polls a batch answers ``in_progress`` before it ends (at least).
+    per_poll
+        Requests processed at each status poll; None (default): all of them at once,
+        at the poll that ends the batch.
     expire
         Custom ids whose requests end ``expired`` instead of being processed.
     """
@@ -68,6 +77,7 @@ class MessageBatches:
     def __init__(self, server: _Server) -> None:
         self.server = server
         self.polls_to_end = 2
+        self.per_poll: int | None = None
         self.expire: set[str] = set()
         self._batches: dict[str, _Batch] = {}
         self._lock = threading.Lock()
@@ -90,8 +100,8 @@ class MessageBatches:
                 return _error(404, "not_found_error", f"no message batch {parts[0]!r}")
             if len(parts) == 1:
                 batch.polls += 1
-                if batch.ended_at is None and batch.polls >= self.polls_to_end:
-                    self._process(batch)
+                if batch.ended_at is None:
+                    self._advance(batch)
                 return Response(json=self._describe(batch))
             if parts[1] != "results":
                 return None
@@ -131,9 +141,17 @@ class MessageBatches:
 
     # -- processing ------------------------------------------------------------------------
 
-    def _process(self, batch: _Batch) -> None:
-        batch.results = [self._result(r["custom_id"], r["params"]) for r in batch.requests]
-        batch.ended_at = datetime.now(UTC)
+    def _advance(self, batch: _Batch) -> None:
+        """Process what this poll processes; end the batch when it is all done."""
+        due = batch.polls >= self.polls_to_end
+        remaining = batch.requests[len(batch.results) :]
+        if self.per_poll is not None:
+            remaining = remaining[: self.per_poll]
+        elif not due:
+            remaining = []
+        batch.results += [self._result(r["custom_id"], r["params"]) for r in remaining]
+        if due and len(batch.results) == len(batch.requests):
+            batch.ended_at = datetime.now(UTC)
 
     def _result(self, custom_id: str, params: dict[str, Any]) -> dict[str, Any]:
         if custom_id in self.expire:
@@ -164,11 +182,9 @@ class MessageBatches:
     def _describe(self, batch: _Batch) -> dict[str, Any]:
         ended = batch.ended_at is not None
         counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
-        if ended:
-            for result in batch.results:
-                counts[result["result"]["type"]] += 1
-        else:
-            counts["processing"] = len(batch.requests)
+        for result in batch.results:
+            counts[result["result"]["type"]] += 1
+        counts["processing"] = len(batch.requests) - len(batch.results)
         return {
             "id": batch.id,
             "type": "message_batch",
