@@ -11,6 +11,10 @@ written for another job is refused, by fingerprints of the model, the prompts an
 requests. The submission itself is not repeated on failure (a timed-out create may have
 created a batch); status polls and the download are retried like model calls.
 
+While it waits, the batch's counts show as chatlas shows them (requests pending, done,
+failed; :mod:`chatlas_like._display.progress`), with a bar and the time since the
+submission, also when another process submitted it; ``echo="none"`` hides them.
+
 A batch runs no tools: an answer asking for tools is returned with its requests
 unanswered (the next ``chat()`` answers them as not run), with a warning. A request
 that errored, expired or was canceled gives None, with a warning.
@@ -28,8 +32,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import orjson
 
-from ._chat import Chat
+from ._chat import Chat, EchoOption
 from ._core.turn import AssistantTurn, UserTurn
+from ._display.progress import ProgressReporter, progress_reporter
 from ._parallel import Prompt, prompt_turn_contents
 from ._persist.chat_file import write_atomic
 from ._run.retry import retry_delay
@@ -48,6 +53,7 @@ PathLike = str | os.PathLike[str]
 
 STATE_VERSION = 1
 MAX_POLL_INTERVAL = 60.0
+OUTCOMES = ("pending", "done", "failed")  # the counts the progress shows, as chatlas does
 
 
 def batch_chat(
@@ -57,6 +63,7 @@ def batch_chat(
     wait: bool = True,
     *,
     poll_interval: float = 5.0,
+    echo: EchoOption = "output",
 ) -> list[ChatT | None] | None:
     """Answer many prompts through the Message Batches API, one conversation each.
 
@@ -74,6 +81,11 @@ def batch_chat(
         if it is still running.
     poll_interval
         Seconds before the second poll; the interval grows to at most a minute.
+    echo
+        ``"none"``: show nothing. Otherwise (default) show, while it waits, the
+        batch's requests ``pending``, ``done`` and ``failed`` (errored, expired or
+        canceled) and the time since it was submitted, on standard error or in place
+        in a notebook.
 
     Returns
     -------
@@ -87,7 +99,7 @@ def batch_chat(
     >>> [str(c.get_last_turn()) for c in chats if c is not None]
     """
     job = _BatchJob(chat, prompts, path)
-    if not job.run(wait, poll_interval):
+    if not job.run(wait, poll_interval, echo):
         return None
     return [job.chat_for(i, turn) for i, turn in enumerate(job.answers())]
 
@@ -99,9 +111,10 @@ def batch_chat_text(
     wait: bool = True,
     *,
     poll_interval: float = 5.0,
+    echo: EchoOption = "output",
 ) -> list[str | None] | None:
     """Like :func:`batch_chat`, returning the text of each answer (None where it failed)."""
-    chats = batch_chat(chat, prompts, path, wait, poll_interval=poll_interval)
+    chats = batch_chat(chat, prompts, path, wait, poll_interval=poll_interval, echo=echo)
     if chats is None:
         return None
     return [_answer_text(c) for c in chats]
@@ -115,6 +128,7 @@ def batch_chat_structured(
     wait: bool = True,
     *,
     poll_interval: float = 5.0,
+    echo: EchoOption = "output",
 ) -> list[BaseModelT | None] | None:
     """Like :func:`batch_chat`, extracting data of ``data_model`` from each prompt.
 
@@ -122,7 +136,7 @@ def batch_chat_structured(
     ----------
     data_model
         A pydantic model class: the shape of the data to extract.
-    chat, prompts, path, wait, poll_interval
+    chat, prompts, path, wait, poll_interval, echo
         As for :func:`batch_chat`.
 
     Returns
@@ -133,7 +147,7 @@ def batch_chat_structured(
         ``wait=False`` and the batch is still running.
     """
     job = _BatchJob(chat, prompts, path, data_model)
-    if not job.run(wait, poll_interval):
+    if not job.run(wait, poll_interval, echo):
         return None
     return [
         None if turn is None else _validated(i, turn, data_model)
@@ -200,6 +214,7 @@ class _BatchJob:
             else _digest(closed_schema(data_model, open_allowed=True)),
         }
         self.batch: dict[str, Any] | None = None
+        self.submitted_at: float | None = None  # time.time(): elapsed time across processes
         self.results: list[dict[str, Any]] | None = None
         self._load(check_data_model)
 
@@ -229,6 +244,7 @@ class _BatchJob:
                 "this call's): pass another path, or delete the file to submit this job"
             )
         self.batch = state.get("batch")
+        self.submitted_at = state.get("submitted_at")  # absent from files of older versions
         self.results = state.get("results")
 
     def _save(self) -> None:
@@ -236,6 +252,7 @@ class _BatchJob:
             "version": STATE_VERSION,
             "fingerprint": self.fingerprint,
             "batch": self.batch,
+            "submitted_at": self.submitted_at,
             "results": self.results,
         }
         # Atomic, fsynced and with a temporary file of its own: a crash or another
@@ -244,28 +261,47 @@ class _BatchJob:
 
     # -- steps -----------------------------------------------------------------------------
 
-    def run(self, wait: bool, poll_interval: float) -> bool:
-        """Submit, poll, download as needed; whether the results are here."""
+    def run(self, wait: bool, poll_interval: float, echo: EchoOption = "none") -> bool:
+        """Submit, poll, download as needed; whether the results are here.
+
+        While it waits (``wait``), the batch's counts are shown unless ``echo="none"``.
+        """
         if self.results is not None:
             return True
         if self.batch is None:
+            self.submitted_at = time.time()
             self.batch = self.provider.batch_submit(self.requests)
             self._save()
-        interval = poll_interval
-        while not self.poll():
-            if not wait:
-                return False
-            time.sleep(interval)
-            interval = min(interval * 1.5, MAX_POLL_INTERVAL)
+        if not wait:
+            return self.poll() and self._download()
+        n = len(self.user_turns)
+        progress = progress_reporter(
+            f"Processing {n} prompt{'' if n == 1 else 's'}", n, OUTCOMES, echo=echo
+        )
+        progress.update(0, {"pending": n})  # until the first poll says otherwise
+        with progress.start(since=self.submitted_at):
+            interval = poll_interval
+            while not self.poll(progress):
+                time.sleep(interval)
+                interval = min(interval * 1.5, MAX_POLL_INTERVAL)
+        return self._download()
+
+    def poll(self, progress: ProgressReporter | None = None) -> bool:
+        """Refresh the batch's status (shown by ``progress``); whether it has ended."""
+        self.batch = self._retried(self.provider.batch_retrieve, self._batch_id())
+        self._save()
+        status = self.provider.batch_status(self.batch)
+        if progress is not None:
+            progress.update(
+                status.succeeded + status.failed,
+                {"pending": status.processing, "done": status.succeeded, "failed": status.failed},
+            )
+        return status.ended
+
+    def _download(self) -> bool:
         self.results = self._retried(self.provider.batch_results, self._batch_id())
         self._save()
         return True
-
-    def poll(self) -> bool:
-        """Refresh the batch's status; whether it has ended."""
-        self.batch = self._retried(self.provider.batch_retrieve, self._batch_id())
-        self._save()
-        return self.provider.batch_status(self.batch).ended
 
     def _batch_id(self) -> str:
         assert self.batch is not None

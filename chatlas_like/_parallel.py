@@ -12,6 +12,12 @@ sends to ``rpm`` per minute and joined to the chat's own limiter: when the provi
 answers one conversation with 429 and a retry-after, every conversation of the batch
 (and the chat itself) waits that long before its next send.
 
+While they run, the progress shows (:mod:`chatlas_like._display.progress`; ``echo="none"``
+hides it): one bar over the conversations, advancing as each ends, with how many are
+``done`` and ``failed`` and how many model calls were ``retried``. chatlas shows one bar
+per phase ("Submitting N prompts", then each tool round), because its conversations move
+through the rounds in step; here each runs its own rounds, so there is one phase.
+
 ``parallel_chat_structured`` asks each conversation through
 :meth:`Chat.chat_structured_async`, so it gets structured outputs (or the forced-tool
 fallback) exactly as a single chat does.
@@ -25,8 +31,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
-from ._chat import Chat
+from ._chat import Chat, EchoOption
 from ._core.content import Content
+from ._display.progress import ProgressReporter, progress_reporter
 from ._observe.telemetry import traced_batch
 from ._run.limiter import Limiter
 
@@ -46,6 +53,7 @@ R = TypeVar("R")
 Prompt = str | Content | Sequence[str | Content]
 OnError = Literal["return", "continue", "stop"]
 _ON_ERROR = ("return", "continue", "stop")
+OUTCOMES = ("done", "failed", "retried")  # the counts the progress shows, in order
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +84,7 @@ async def parallel_chat(
     rpm: int | None = 500,
     on_error: Literal["stop"],
     kwargs: dict[str, Any] | None = None,
+    echo: EchoOption = "output",
 ) -> list[ChatT]: ...
 @overload
 async def parallel_chat(
@@ -86,6 +95,7 @@ async def parallel_chat(
     rpm: int | None = 500,
     on_error: Literal["continue"],
     kwargs: dict[str, Any] | None = None,
+    echo: EchoOption = "output",
 ) -> list[ChatT | Exception]: ...
 @overload
 async def parallel_chat(
@@ -96,6 +106,7 @@ async def parallel_chat(
     rpm: int | None = 500,
     on_error: Literal["return"] = "return",
     kwargs: dict[str, Any] | None = None,
+    echo: EchoOption = "output",
 ) -> list[ChatT | Exception | None]: ...
 
 
@@ -107,6 +118,7 @@ async def parallel_chat(
     rpm: int | None = 500,
     on_error: OnError = "return",
     kwargs: dict[str, Any] | None = None,
+    echo: EchoOption = "output",
 ) -> list[Any]:
     """Hold one conversation per prompt, many at once, each with the chat's tools.
 
@@ -129,6 +141,11 @@ async def parallel_chat(
         prompt; ``"stop"`` cancels those in progress and raises the first error.
     kwargs
         Extra request parameters for every model call.
+    echo
+        ``"none"``: show nothing. Otherwise (default) show the progress on standard
+        error, or in place in a notebook: conversations finished, how many ``done`` and
+        ``failed``, model calls ``retried`` (after a 429, 5xx or connection error), and
+        at the end any ``not started``. No conversation is echoed, as in chatlas.
 
     Returns
     -------
@@ -148,6 +165,7 @@ async def parallel_chat(
         rpm=rpm,
         on_error=on_error,
         kwargs=kwargs,
+        echo=echo,
         finish=_same_chat,
     )
 
@@ -161,6 +179,7 @@ async def parallel_chat_text(
     rpm: int | None = 500,
     on_error: Literal["stop"],
     kwargs: dict[str, Any] | None = None,
+    echo: EchoOption = "output",
 ) -> list[str]: ...
 @overload
 async def parallel_chat_text(
@@ -171,6 +190,7 @@ async def parallel_chat_text(
     rpm: int | None = 500,
     on_error: Literal["continue"],
     kwargs: dict[str, Any] | None = None,
+    echo: EchoOption = "output",
 ) -> list[str | Exception]: ...
 @overload
 async def parallel_chat_text(
@@ -181,6 +201,7 @@ async def parallel_chat_text(
     rpm: int | None = 500,
     on_error: Literal["return"] = "return",
     kwargs: dict[str, Any] | None = None,
+    echo: EchoOption = "output",
 ) -> list[str | Exception | None]: ...
 
 
@@ -192,6 +213,7 @@ async def parallel_chat_text(
     rpm: int | None = 500,
     on_error: OnError = "return",
     kwargs: dict[str, Any] | None = None,
+    echo: EchoOption = "output",
 ) -> list[Any]:
     """Like :func:`parallel_chat`, returning the text of each conversation's last answer.
 
@@ -205,6 +227,7 @@ async def parallel_chat_text(
         rpm=rpm,
         on_error=on_error,
         kwargs=kwargs,
+        echo=echo,
         finish=_last_text,
     )
 
@@ -219,6 +242,7 @@ async def parallel_chat_structured(
     rpm: int | None = 500,
     on_error: Literal["stop"],
     kwargs: dict[str, Any] | None = None,
+    echo: EchoOption = "output",
 ) -> list[StructuredChatResult[BaseModelT, ChatT]]: ...
 @overload
 async def parallel_chat_structured(
@@ -230,6 +254,7 @@ async def parallel_chat_structured(
     rpm: int | None = 500,
     on_error: Literal["continue"],
     kwargs: dict[str, Any] | None = None,
+    echo: EchoOption = "output",
 ) -> list[StructuredChatResult[BaseModelT, ChatT] | Exception]: ...
 @overload
 async def parallel_chat_structured(
@@ -241,6 +266,7 @@ async def parallel_chat_structured(
     rpm: int | None = 500,
     on_error: Literal["return"] = "return",
     kwargs: dict[str, Any] | None = None,
+    echo: EchoOption = "output",
 ) -> list[StructuredChatResult[BaseModelT, ChatT] | Exception | None]: ...
 
 
@@ -253,6 +279,7 @@ async def parallel_chat_structured(
     rpm: int | None = 500,
     on_error: OnError = "return",
     kwargs: dict[str, Any] | None = None,
+    echo: EchoOption = "output",
 ) -> list[Any]:
     """Like :func:`parallel_chat`, extracting data of ``data_model`` from each prompt.
 
@@ -260,7 +287,7 @@ async def parallel_chat_structured(
     ----------
     data_model
         A pydantic model class: the shape of the data to extract.
-    chat, prompts, max_active, rpm, on_error, kwargs
+    chat, prompts, max_active, rpm, on_error, kwargs, echo
         As for :func:`parallel_chat`.
 
     Returns
@@ -281,6 +308,7 @@ async def parallel_chat_structured(
         rpm=rpm,
         on_error=on_error,
         kwargs=kwargs,
+        echo=echo,
         finish=finish,
         data_model=data_model,
     )
@@ -304,6 +332,7 @@ async def _converse_all(
     rpm: int | None,
     on_error: OnError,
     kwargs: dict[str, Any] | None,
+    echo: EchoOption,
     finish: Callable[[ChatT, Any], R],
     data_model: type[BaseModel] | None = None,
 ) -> list[R | Exception | None]:
@@ -315,20 +344,26 @@ async def _converse_all(
     results: list[R | Exception | None] = [None] * len(turns)
     if not turns:
         return results
+    progress = progress_reporter(
+        f"Answering {_count(len(turns), 'prompt')}", len(turns), OUTCOMES, echo=echo
+    )
     limiter = BatchLimiter(rpm, chat._limiter)
     queue = iter(range(len(turns)))
     stopped = False
 
     async def converse(index: int) -> R:
         conversation = cast(ChatT, chat.copy())
-        conversation._limiter = limiter
-        if data_model is None:
-            await conversation.chat_async(*turns[index], echo="none", kwargs=kwargs)
-            return finish(conversation, None)
-        data = await conversation.chat_structured_async(
-            *turns[index], data_model=data_model, echo="none", kwargs=kwargs
-        )
-        return finish(conversation, data)
+        conversation._limiter = RetryCounter(limiter, conversation, progress)
+        try:
+            if data_model is None:
+                await conversation.chat_async(*turns[index], echo="none", kwargs=kwargs)
+                return finish(conversation, None)
+            data = await conversation.chat_structured_async(
+                *turns[index], data_model=data_model, echo="none", kwargs=kwargs
+            )
+            return finish(conversation, data)
+        finally:
+            conversation._limiter = limiter  # a later chat() on it counts for no progress
 
     async def worker() -> None:
         nonlocal stopped
@@ -339,19 +374,28 @@ async def _converse_all(
                 results[index] = await converse(index)
             except Exception as error:
                 results[index] = error
+                progress.advance("failed")
                 if on_error == "stop":
                     raise
                 stopped = stopped or on_error == "return"
+            else:
+                progress.advance("done")
 
-    workers = [asyncio.create_task(worker()) for _ in range(min(max_active, len(turns)))]
-    try:
-        await asyncio.gather(*workers)
-    except BaseException:
-        for task in workers:
-            task.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-        raise
+    with progress:
+        workers = [asyncio.create_task(worker()) for _ in range(min(max_active, len(turns)))]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            raise
+        progress.tally("not started", len(turns) - progress.snapshot().completed)
     return results
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def prompt_turn_contents(prompt: Prompt) -> list[str | Content]:
@@ -390,3 +434,33 @@ class BatchLimiter(Limiter):
     def pause(self, seconds: float) -> None:
         super().pause(seconds)
         self.parent.pause(seconds)
+
+
+class RetryCounter(Limiter):
+    """One conversation's gate into the batch's limiter, counting the retries it sees.
+
+    The drivers reserve a slot once per attempt at a model request, and a conversation's
+    history grows between two requests (an answer, tool results); so a reservation made
+    with the history as long as at the previous one is a retry of the same request,
+    whatever made it (a 429, a 5xx, a dropped connection).
+    """
+
+    def __init__(self, batch: Limiter, conversation: Chat, progress: ProgressReporter) -> None:
+        super().__init__()
+        self.batch = batch
+        self._conversation = conversation
+        self._progress = progress
+        self._length: int | None = None
+
+    def reserve(self) -> float:
+        length = len(self._conversation._history.turns)
+        if length == self._length:
+            self._progress.tally("retried")
+        self._length = length
+        return self.batch.reserve()
+
+    def paused_for(self) -> float:
+        return self.batch.paused_for()
+
+    def pause(self, seconds: float) -> None:
+        self.batch.pause(seconds)
