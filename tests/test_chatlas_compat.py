@@ -701,3 +701,23 @@ def test_a_fetch_result_has_chatlas_status_and_a_failed_one_reads_failed(api: An
     assert str(result) == "**web fetch result**: failed"
     assert ctl.ContentToolResponseFetch(url="https://x.com").status is None
     assert ctl.ContentToolResponseFetch(url="https://x.com", status="success").status == "success"
+
+
+# -- ChatAnthropic(kwargs=): the http client ----------------------------------------------------
+
+
+def test_a_legacy_httpx_client_is_refused_when_the_chat_is_made() -> None:
+    # chatlas's test passes httpx.AsyncClient(); httpx is not installed here, so a class
+    # from its module stands in (the SDK refuses by the module, as it would the real one).
+    legacy = type("AsyncClient", (), {"__module__": "httpx._client"})
+    with pytest.raises(TypeError, match="httpx2"):
+        ctl.ChatAnthropic(kwargs={"http_client": legacy()})
+
+
+def test_a_sync_http_client_leaves_chat_async_working(api: Any) -> None:
+    import httpx2
+
+    api([Reply.text("sync"), Reply.text("async")])
+    chat = ctl.ChatAnthropic(kwargs={"http_client": httpx2.Client()})
+    assert str(chat.chat("Hi", echo="none")) == "sync"
+    assert str(asyncio.run(chat.chat_async("Hi", echo="none"))) == "async"

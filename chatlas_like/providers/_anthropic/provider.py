@@ -187,14 +187,30 @@ class AnthropicProvider(ProviderBase):
         self.structured_output_mode: StructuredMode = structured_output_mode
         self._api_key = api_key
         self._client_kwargs = dict(client_kwargs or {})
+        self._sync_kwargs, self._async_kwargs = split_http_client(self._client_kwargs)
         self._client: Any = None
         self._messages = MessageCache()
         self._async_clients: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, tuple[Any, AsyncGenerator[None]]
         ] = weakref.WeakKeyDictionary()
 
+        if "http_client" in self._client_kwargs:
+            self._check_http_client()
+
     def __repr__(self) -> str:
         return f"AnthropicProvider(model={self.model!r})"
+
+    def _check_http_client(self) -> None:
+        """Build the SDK client a given ``http_client`` is for, now: one the SDK refuses
+        (a legacy ``httpx`` client) raises its ``TypeError`` here, as in chatlas, not at
+        the first request. The client built is dropped (the caller's stays open)."""
+        import anthropic
+
+        api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if "http_client" in self._sync_kwargs:
+            anthropic.Anthropic(**self._sdk_args(self._sync_kwargs, api_key))
+        if "http_client" in self._async_kwargs:
+            anthropic.AsyncAnthropic(**self._sdk_args(self._async_kwargs, api_key))
 
     # -- pure ------------------------------------------------------------------------------
 
@@ -406,7 +422,7 @@ class AnthropicProvider(ProviderBase):
         if self._client is None:
             import anthropic
 
-            self._client = anthropic.Anthropic(**self._client_args())
+            self._client = anthropic.Anthropic(**self._client_args(self._sync_kwargs))
             # Pooled connections close with the provider, not at the GC's leisure.
             weakref.finalize(self, _close_quietly, self._client)
         return self._client
@@ -432,13 +448,13 @@ class AnthropicProvider(ProviderBase):
         if entry is None:
             import anthropic
 
-            client = anthropic.AsyncAnthropic(**self._client_args())
+            client = anthropic.AsyncAnthropic(**self._client_args(self._async_kwargs))
             closer = _close_with_loop(client)
             await anext(closer)
             entry = self._async_clients[loop] = (client, closer)
         return entry[0]
 
-    def _client_args(self) -> dict[str, Any]:
+    def _client_args(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
             raise AuthenticationError(
@@ -446,7 +462,10 @@ class AnthropicProvider(ProviderBase):
                 "To try chatlas_like without one, run `python -m chatlas_like chat --offline`, "
                 "or point base_url= at a scripted model (chatlas_like.testing.LoopbackServer)."
             )
-        args: dict[str, Any] = {"api_key": api_key, "max_retries": 0, **self._client_kwargs}
+        return self._sdk_args(kwargs, api_key)
+
+    def _sdk_args(self, kwargs: Mapping[str, Any], api_key: str | None) -> dict[str, Any]:
+        args: dict[str, Any] = {"api_key": api_key, "max_retries": 0, **kwargs}
         if self.base_url is not None:
             args["base_url"] = self.base_url
         return args
@@ -501,6 +520,25 @@ async def _translating_async(
     with sdk_errors():
         async for event in source:
             yield event
+
+
+def split_http_client(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The SDK client arguments for the sync and the async client: an ``http_client``
+    goes only to the client of its kind (an httpx ``AsyncClient`` to the async one, a
+    ``Client`` to the sync one), as chatlas splits them, so a sync client never breaks
+    ``chat_async()``."""
+    client = kwargs.get("http_client")
+    kinds = {cls.__name__ for cls in type(client).__mro__ if _from_httpx(cls)}
+    rest = {k: v for k, v in kwargs.items() if k != "http_client"}
+    if "AsyncClient" in kinds:
+        return rest, kwargs
+    if "Client" in kinds:
+        return kwargs, rest
+    return kwargs, kwargs
+
+
+def _from_httpx(cls: type) -> bool:
+    return str(getattr(cls, "__module__", "")).partition(".")[0] in ("httpx", "httpx2")
 
 
 def _close_quietly(client: Any) -> None:
