@@ -1,7 +1,8 @@
 """A chat run in a subprocess so that tests can interrupt it with a real SIGINT.
 
-Usage: ``python -m tests.interrupt_script MODE`` with MODE one of ``tool`` (Ctrl-C while a
-slow sync tool runs), ``stream`` (Ctrl-C while text streams), ``tool-raises`` (a tool
+Usage: ``python -m tests.interrupt_script MODE`` with MODE one of ``tool`` (Ctrl-C while two
+slow sync calls run), ``one-tool`` (Ctrl-C while one slow sync call runs, in the caller's
+thread), ``stream`` (Ctrl-C while text streams), ``tool-raises`` (a tool
 raises KeyboardInterrupt itself) or ``tool-after-result`` (Ctrl-C once one call's result
 has arrived while another still runs). Prints ``READY`` when the interrupt should come, then
 after the interrupt a JSON summary of the history and of a follow-up ``chat()``.
@@ -54,6 +55,8 @@ def main(mode: str) -> None:
 
     if mode == "tool":
         first = Reply.tool_calls([("slow_tool", {}), ("slow_tool", {})])
+    elif mode == "one-tool":
+        first = Reply.tool_call("slow_tool", {})
     elif mode == "tool-after-result":
         first = Reply.tool_calls([("quick_tool", {}), ("waiting_tool", {})])
     elif mode == "tool-raises":

@@ -338,6 +338,14 @@ def test_ctrl_c_while_tools_run_answers_every_call_and_the_chat_goes_on() -> Non
     assert report["statuses"] == [200, 200]
 
 
+def test_ctrl_c_while_the_one_call_runs_in_the_callers_thread_answers_it_and_goes_on() -> None:
+    report = interrupted_run("one-tool")
+    assert report["outcome"] == "KeyboardInterrupt"
+    [result] = report["history"][-1]["results"]
+    assert result[0] == "error" and "interrupted while running" in result[1]
+    assert report["follow_up"] == "Still here."
+
+
 def test_ctrl_c_while_text_streams_keeps_the_partial_answer() -> None:
     report = interrupted_run("stream")
     assert report["outcome"] == "KeyboardInterrupt"

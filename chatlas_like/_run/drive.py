@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._core.errors import RateLimitError
+from .._tools.inline import InlineRound, runs_inline
 from .._tools.observer import QUIET, Observer
 from .._tools.runner import Delivery, Finished, ToolContext, ToolRound
 from .._tools.workers import background_loop, submit_to_background
@@ -52,7 +53,7 @@ def drive(loop: Generator[Any, Any, None], sender: Sender) -> Iterator[Any]:
     reply: Any = None
     error: BaseException | None = None
     events: EventStream | None = None
-    tools: ToolRound | None = None
+    tools: ToolRound | InlineRound | None = None
     try:
         while True:
             try:
@@ -73,7 +74,9 @@ def drive(loop: Generator[Any, Any, None], sender: Sender) -> Iterator[Any]:
                     events = None
                     events = _open(sender, step.body)
                 elif type(step) is RunTools:
-                    reply = tools = ToolRound(step.requests, sender.tools)
+                    ctx = sender.tools
+                    inline = runs_inline(step.requests, ctx)
+                    reply = tools = (InlineRound if inline else ToolRound)(step.requests, ctx)
                 else:
                     yield step
             except BaseException as e:
@@ -212,7 +215,9 @@ def _finishes_calls(reply: Any) -> bool:
     return type(reply) is Delivery and any(type(e) is Finished for e in reply.events)
 
 
-def _next_blocking(tools: ToolRound) -> Delivery:
+def _next_blocking(tools: ToolRound | InlineRound) -> Delivery:
+    if isinstance(tools, InlineRound):
+        return tools.take()
     if tools.ctx.on_result:  # the callbacks run on the round's loop, before delivery
         future, cancel = submit_to_background(tools.next)
         try:
