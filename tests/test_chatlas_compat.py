@@ -721,3 +721,29 @@ def test_a_sync_http_client_leaves_chat_async_working(api: Any) -> None:
     chat = ctl.ChatAnthropic(kwargs={"http_client": httpx2.Client()})
     assert str(chat.chat("Hi", echo="none")) == "sync"
     assert str(asyncio.run(chat.chat_async("Hi", echo="none"))) == "async"
+
+
+# -- tool results: data frames of other libraries ----------------------------------------------
+
+
+def test_an_object_with_to_pandas_is_sent_as_that_frames_records(api: Any) -> None:
+    import pandas as pd
+
+    class LazyFrame:  # a polars/pyarrow-like object with every conversion method
+        def to_pandas(self) -> Any:
+            return pd.DataFrame({"x": [1, 2], "y": ["a", "b"]})
+
+        def to_dict(self) -> dict[str, Any]:
+            return {"not": "this"}
+
+    server = api([Reply.tool_call("get_frame", {}), Reply.text("Two rows.")])
+    chat = ctl.ChatAnthropic()
+
+    def get_frame():
+        "Get the data"
+        return LazyFrame()
+
+    chat.register_tool(get_frame)
+    chat.chat("How many rows?", echo="none")
+    sent = last_messages(server)[-1]["content"][0]["content"]
+    assert sent == '[{"x":1,"y":"a"},{"x":2,"y":"b"}]'

@@ -36,8 +36,9 @@ JSON forms, encoded by orjson (never through the ``json`` module):
   suffixed ``.1``, ``.2``); a Series as ``{label: value}``, or a list when its index is
   the default ``RangeIndex``; polars and pyarrow frames as records, their series and
   arrays as lists; narwhals frames as records;
-* objects with ``to_json()`` (its text, when it is JSON) or ``to_dict()`` (its value),
-  and objects with only ``to_pandas()`` (as that DataFrame);
+* objects with ``to_pandas()`` (as that DataFrame; asked first, as chatlas asks), then
+  objects with ``to_json()`` (its text, when it is JSON; ``orient="records"`` when it
+  takes one, as chatlas passes it) or ``to_dict()`` (its value);
 * integers beyond 64 bits (exact), and dicts with non-string keys (keys become text:
   ``1`` -> ``"1"``, a date -> its ISO form, a tuple -> its JSON).
 
@@ -61,6 +62,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import inspect
 import math
 import re
 import sys
@@ -719,10 +721,18 @@ def _data_methods(value: Any) -> Any:
 
 def _call_to_json(value: Any, to_json: Callable[..., Any]) -> str | bytes | None:
     try:
-        text = to_json()
+        text = to_json(orient="records") if _takes_orient(to_json) else to_json()
     except Exception:
         return None
     return text if isinstance(text, (str, bytes)) else None
+
+
+def _takes_orient(to_json: Callable[..., Any]) -> bool:
+    """Whether ``to_json`` has pandas's ``orient`` (records suit a model best)."""
+    try:
+        return "orient" in inspect.signature(to_json).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
 
 
 def _is_json(text: str | bytes) -> bool:
@@ -785,8 +795,8 @@ _HANDLERS: tuple[Callable[[Any], Any], ...] = (
     _pandas,
     _arrow_and_polars,
     _models,
-    _data_methods,
     _via_pandas,
+    _data_methods,
     _narwhals,
     _collections,
 )
