@@ -1,4 +1,4 @@
-"""The progress of long work: ``parallel_chat``, ``batch_chat``, and any code waiting on many results.
+"""Progress of long work: ``parallel_chat``, ``batch_chat``, code waiting on many results.
 
 One reporter (:class:`ProgressReporter`) keeps the numbers: how many items of how many
 are finished, and a count per outcome (``done``, ``failed``, ``retried``...). A view,
@@ -58,6 +58,7 @@ from typing import IO, Any, Protocol
 
 from .._core.terminal_safe import strip_controls
 from .._tools.workers import leave_signals_to_main_thread
+from .sinks import in_notebook
 from .terminal import ECHO_MODES, EchoMode
 
 __all__ = [
@@ -218,6 +219,7 @@ class ProgressReporter:
                 return self
             self._running = True
             self._started = since if since is not None else time.time()
+            self._ended = None
         self._view.begin(self)
         return self
 
@@ -307,8 +309,6 @@ def _view_for(echo: EchoMode, stream: IO[str] | None, plain_every: float) -> _Vi
     if echo == "none" or _rich_is_quiet():
         return _SILENT
     if stream is None:
-        from .sinks import in_notebook
-
         if in_notebook():
             return NotebookView()
         stream = sys.stderr
