@@ -747,3 +747,22 @@ def test_an_object_with_to_pandas_is_sent_as_that_frames_records(api: Any) -> No
     chat.chat("How many rows?", echo="none")
     sent = last_messages(server)[-1]["content"][0]["content"]
     assert sent == '[{"x":1,"y":"a"},{"x":2,"y":"b"}]'
+
+
+def test_the_web_tools_carry_chatlas_annotations_and_definitions() -> None:
+    search, fetch = ctl.tool_web_search(), ctl.tool_web_fetch()
+    assert search.annotations == {
+        "title": "Web search",
+        "readOnlyHint": True,
+        "openWorldHint": True,
+    }
+    assert fetch.annotations == {"title": "Web fetch", "readOnlyHint": True, "openWorldHint": True}
+    definition = fetch.get_definition(
+        "anthropic", cache_control={"type": "ephemeral"}, max_content_tokens=1000
+    )
+    assert definition["cache_control"] == {"type": "ephemeral"}
+    assert definition["max_content_tokens"] == 1000
+    with pytest.raises(ValueError, match="Web search is not supported"):
+        search.get_definition("unsupported_provider")
+    with pytest.raises(ValueError, match="Use one or the other"):
+        ctl.tool_web_search(allowed_domains=["a.com"], blocked_domains=["b.com"])

@@ -33,8 +33,8 @@ def _domains(
     allowed_domains: Sequence[str] | None, blocked_domains: Sequence[str] | None
 ) -> dict[str, Any]:
     if allowed_domains and blocked_domains:
-        raise ValueError(
-            "Cannot specify both allowed_domains and blocked_domains: give one, not both"
+        raise ValueError(  # chatlas's words
+            "Cannot specify both allowed_domains and blocked_domains. Use one or the other."
         )
     if allowed_domains:
         return {"allowed_domains": list(allowed_domains)}
@@ -54,19 +54,40 @@ def _max_uses(max_uses: int | None) -> dict[str, Any]:
 class _AnthropicBuiltIn(ToolBuiltIn):
     """A tool Anthropic runs: its definition exists for Anthropic alone."""
 
+    _label = "Web search"  # what chatlas's error for another provider calls it
+    _definition_options: tuple[str, ...] = ()  # get_definition() keywords that set a key
+
     def get_definition(
         self,
         provider_name: str | None = "anthropic",
         *,
         cache_control: Mapping[str, Any] | None = None,
+        **options: Any,
     ) -> dict[str, Any]:
-        """Anthropic's definition (chatlas's method); ``ValueError`` for another provider."""
+        """Anthropic's definition (chatlas's method); ``ValueError`` for another provider.
+
+        Parameters
+        ----------
+        provider_name
+            ``"anthropic"``: the only provider here.
+        cache_control
+            Prompt-caching settings to add to the definition.
+        **options
+            chatlas's other keywords: Anthropic's (``citations`` and
+            ``max_content_tokens`` for web fetch) are added to the definition; those of
+            other providers (``search_context_size``...) are ignored, as chatlas
+            ignores them for Anthropic.
+        """
         if provider_name is not None and provider_name.lower() != "anthropic":
-            raise ValueError(
-                f"no {provider_name!r} definition: chatlas_like talks only to Anthropic "
-                "(use provider_name='anthropic')"
+            raise ValueError(  # chatlas's words, naming the one provider here
+                f"{self._label} is not supported for provider '{provider_name}'. "
+                "Supported providers: anthropic (chatlas_like talks only to Anthropic)."
             )
-        return super().get_definition(provider_name, cache_control=cache_control)
+        definition = super().get_definition(provider_name, cache_control=cache_control)
+        for key in self._definition_options:
+            if options.get(key) is not None:
+                definition[key] = options[key]
+        return definition
 
 
 class ToolWebSearch(_AnthropicBuiltIn):
@@ -87,7 +108,12 @@ class ToolWebSearch(_AnthropicBuiltIn):
     ) -> None:
         _domains(allowed_domains, blocked_domains)
         _max_uses(max_uses)
-        super().__init__("web_search", {}, description="Search the web for up-to-date information.")
+        super().__init__(
+            "web_search",
+            {},
+            description="Search the web for up-to-date information.",
+            annotations={"title": "Web search", "readOnlyHint": True, "openWorldHint": True},
+        )
         self.allowed_domains = list(allowed_domains) if allowed_domains else None
         self.blocked_domains = list(blocked_domains) if blocked_domains else None
         self.user_location = user_location
@@ -112,6 +138,9 @@ class ToolWebFetch(_AnthropicBuiltIn):
     from them when the request is.
     """
 
+    _label = "Web fetch"
+    _definition_options = ("citations", "max_content_tokens")
+
     def __init__(
         self,
         *,
@@ -123,7 +152,12 @@ class ToolWebFetch(_AnthropicBuiltIn):
     ) -> None:
         _domains(allowed_domains, blocked_domains)
         _max_uses(max_uses)
-        super().__init__("web_fetch", {}, description="Fetch and analyze content from a web URL.")
+        super().__init__(
+            "web_fetch",
+            {},
+            description="Fetch and analyze content from a web URL.",
+            annotations={"title": "Web fetch", "readOnlyHint": True, "openWorldHint": True},
+        )
         self.allowed_domains = list(allowed_domains) if allowed_domains else None
         self.blocked_domains = list(blocked_domains) if blocked_domains else None
         self.max_uses = max_uses
