@@ -29,6 +29,9 @@ __all__ = ["McpTools", "http_connection", "stdio_connection"]
 
 Tools = dict[str, Tool | ToolBuiltIn]
 _STDIO_CLIENT_OPTIONS = frozenset({"errlog"})
+# The most one message from a server may hold: more than Anthropic takes in a whole
+# request, so nothing larger could reach the model anyway.
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -264,6 +267,9 @@ def _http_transport(url: str, transport_kwargs: Mapping[str, Any]) -> Transport:
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     options = dict(transport_kwargs)
+    # The mcp package reads at most 1 MiB per server-sent event: an image of a few MB
+    # would fail the call. The same cap as over stdio instead.
+    options.setdefault("max_sse_event_size", MAX_MESSAGE_BYTES)
     client_options = {k: options.pop(k) for k in ("headers", "auth", "timeout") if k in options}
     if client_options and "http_client" in options:
         raise ValueError(

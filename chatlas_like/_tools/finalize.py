@@ -13,8 +13,12 @@ tool, a refusal, an interrupt repair):
    ``error`` result saying the call ran (never ``refused``: it must not run twice);
 2. a value over ``max_result_bytes`` UTF-8 bytes (the tool's limit, else the chat's)
    is cut on a character boundary and a one-line notice is appended; the result records
-   ``original_length``, ``stored_length`` and ``is_truncated``; in a content list
-   (images, documents and text) only the text is cut, the media are kept;
+   ``original_length``, ``stored_length`` and ``is_truncated``; in a content list,
+   text and text documents share ``max_result_bytes`` (a document is cut like text,
+   keeping its title), and the images, PDFs and other media share a budget of their own,
+   the larger of ``max_result_bytes`` and :data:`MEDIA_BYTES`: a medium past it is not
+   sent, and a line in its place tells the model what it was and why (the history and
+   the store keep the whole result);
 3. it carries the next sequence number of the run.
 
 The keeper (the tool-result store: the loop's result-finalised hook) sees each batch
@@ -32,7 +36,13 @@ from typing import Any, cast
 
 import orjson
 
-from .._core.content import ContentText
+from .._core.content import (
+    ContentDocument,
+    ContentImageInline,
+    ContentImageRemote,
+    ContentPDF,
+    ContentText,
+)
 from .._core.history import History
 from .._core.model_format import ITEM_BUDGET, FormatError
 from .._core.tool_result import ContentToolResult, WholeResult
@@ -41,6 +51,7 @@ from .observer import QUIET, Observer
 from .tool import Tool, ToolBuiltIn
 
 __all__ = [
+    "MEDIA_BYTES",
     "READ_MORE_TOOL",
     "Finalizer",
     "Keeper",
@@ -50,6 +61,9 @@ __all__ = [
 ]
 
 READ_MORE_TOOL = "read_tool_result"
+# Media one result may send (base64 as sent), unless max_result_bytes is larger: an
+# image up to Anthropic's 5 MB fits, a 30 MB one would make every later request fail.
+MEDIA_BYTES = 5_000_000
 
 
 Keeper = Callable[[str, Sequence[WholeResult], int], Sequence[int | None]]
@@ -238,7 +252,29 @@ def block_size(item: Any) -> int:
     text = block_text(item)
     if text is not None:
         return utf8_length(text) + _TEXT_BLOCK
+    if isinstance(item, _MEDIA):
+        return _media_size(item)
     return len(orjson.dumps(item, default=str))
+
+
+_MEDIA = (ContentImageInline, ContentImageRemote, ContentPDF, ContentDocument)
+_MEDIA_FRAME = 96  # a media block's JSON around its payload (type, source, media type)
+
+
+def _media_size(
+    item: ContentImageInline | ContentImageRemote | ContentPDF | ContentDocument,
+) -> int:
+    """An image's or document's bytes as sent: its base64 or text, and the block's frame."""
+    if isinstance(item, ContentImageInline):
+        return len(item.data) + _MEDIA_FRAME
+    if isinstance(item, ContentImageRemote):
+        return len(item.url) + _MEDIA_FRAME
+    frame = _MEDIA_FRAME + len(item.filename or "")
+    if item.data is None:
+        return len(item.url or "") + frame
+    if isinstance(item, ContentPDF):
+        return 4 * ((len(item.data) + 2) // 3) + frame
+    return len(item.data) + frame
 
 
 def blocks_size(blocks: Sequence[Any]) -> int:
@@ -246,43 +282,112 @@ def blocks_size(blocks: Sequence[Any]) -> int:
     return sum(block_size(b) for b in blocks) + max(0, len(blocks) - 1) + 2
 
 
-def _limit_blocks(result: ContentToolResult, blocks: list[Any], limit: int) -> ContentToolResult:
-    """A content list, sized as sent; over ``limit``, its text is cut, in order.
+def _document_text(item: Any) -> str | None:
+    """The text of an inline text document (cut like text), else None."""
+    if isinstance(item, ContentDocument) and item.data is not None:
+        try:
+            return item.data.decode()
+        except UnicodeDecodeError:
+            return None
+    return None
 
-    Images, documents and other blocks are never cut (half an image is no image): they
-    count toward the size, and the text blocks share what room they leave (each with its
-    JSON frame), so what the model receives stays within ``limit`` unless the media
-    alone exceed it.
+
+def _limit_blocks(result: ContentToolResult, blocks: list[Any], limit: int) -> ContentToolResult:
+    """A content list, sized as sent; over ``limit``, cut as the module docstring says.
+
+    Half an image is no image: a medium is sent whole or not at all. Text blocks and
+    text documents share ``limit`` (each with its JSON frame), in order; media share
+    the larger of ``limit`` and :data:`MEDIA_BYTES`, in order, and one past it is
+    replaced by a line saying so.
     """
     size = blocks_size(blocks)
     if size <= limit:
         return replace_lengths(result, size, size)
-    fixed = sum(block_size(b) + 1 for b in blocks if block_text(b) is None) + 2
+    staged, notes = _within_media_budget(blocks, max(limit, MEDIA_BYTES))
+    # Media have a budget of their own: only the lines standing in for media left out
+    # take room from the text.
+    fixed = sum(block_size(b) + 1 for b in staged if _cuttable(b, notes) is None) + 2
+    standing_in = sum(block_size(b) + 1 for b in staged if id(b) in notes)
     notice_room = utf8_length(truncation_notice(size, limit)) + _TEXT_BLOCK + 1
-    budget = limit - fixed - notice_room - 32  # room for the kept-size digits
+    budget = limit - standing_in - 2 - notice_room - 32  # room for the kept-size digits
     kept: list[Any] = []
     kept_size = fixed
-    for item in blocks:
-        text = block_text(item)
+    cut = False
+    for item in staged:
+        text = _cuttable(item, notes)
         if text is None:
             kept.append(item)
             continue
-        room = budget - _TEXT_BLOCK - 1
+        frame = block_size(item) - utf8_length(text)
+        room = budget - frame - 1
         piece = cut_to_bytes(text, room) if room > 0 else ""
+        cut = cut or piece != text
         if not piece:
             continue
-        used = utf8_length(piece) + _TEXT_BLOCK + 1
+        used = utf8_length(piece) + frame + 1
         budget -= used
         kept_size += used
-        kept.append(ContentText(piece))
-    notice = truncation_notice(size, kept_size).lstrip("\n")
-    kept.append(ContentText(notice))
+        if piece == text:
+            kept.append(item)
+        elif isinstance(item, ContentDocument):
+            kept.append(replace(item, data=piece.encode()))
+        else:
+            kept.append(ContentText(piece))
+    if not cut and not notes:  # over the text limit only by media within their budget
+        return replace_lengths(result, size, size)
+    if cut:
+        kept.append(ContentText(truncation_notice(size, kept_size).lstrip("\n")))
     return result.with_model_value(
         kept,
         original_length=size,
         stored_length=blocks_size(kept),
         is_truncated=True,
     )
+
+
+def _cuttable(item: Any, notes: set[int]) -> str | None:
+    """The text of an item that may be cut (text, a text document), else None."""
+    if id(item) in notes:
+        return None  # a medium's stand-in is sent whole
+    text = block_text(item)
+    return text if text is not None else _document_text(item)
+
+
+def _within_media_budget(blocks: list[Any], budget: int) -> tuple[list[Any], set[int]]:
+    """``blocks`` with each medium past ``budget`` replaced by a line saying so, and the
+    ids of those lines."""
+    staged: list[Any] = []
+    notes: set[int] = set()
+    used = 0
+    for item in blocks:
+        if block_text(item) is not None or _document_text(item) is not None:
+            staged.append(item)
+            continue
+        size = block_size(item)
+        if used + size <= budget:
+            used += size
+            staged.append(item)
+            continue
+        note = ContentText(
+            f"[{_media_name(item)} of {size:,} bytes returned by the tool: not sent, over "
+            f"the {budget:,} bytes one tool result may send as images and documents. Ask "
+            "for a smaller one if you need it.]"
+        )
+        notes.add(id(note))
+        staged.append(note)
+    return staged, notes
+
+
+def _media_name(item: Any) -> str:
+    if isinstance(item, ContentImageInline):
+        return f"an image ({item.image_content_type})"
+    if isinstance(item, ContentPDF):
+        return f"a PDF ({item.filename})"
+    if isinstance(item, ContentDocument):
+        return f"a document ({item.filename}, {item.mime_type})"
+    if isinstance(item, dict):
+        return f"a {cast(dict[str, Any], item).get('type', 'content')} block"
+    return f"a {type(item).__name__}"
 
 
 def _formatted(result: ContentToolResult, budget: int) -> ContentToolResult:

@@ -103,6 +103,20 @@ def link() -> ResourceLink:
     )
 
 
+@app.tool(
+    description="A picture of about `kilobytes` KB (not a real PNG).", structured_output=False
+)
+def big_picture(kilobytes: int) -> list[object]:
+    return ["The picture:", Image(data=PNG + bytes(kilobytes * 1024), format="png")]
+
+
+@app.tool(description="A text report of `kilobytes` KB, embedded.", structured_output=False)
+def big_report(kilobytes: int) -> EmbeddedResource:
+    text = "".join(f"row {n:07d},West,10\n" for n in range(kilobytes * 1024 // 20))
+    contents = TextResourceContents(uri="file:///reports/all.csv", mime_type="text/csv", text=text)
+    return EmbeddedResource(type="resource", resource=contents)
+
+
 @app.tool(description="A point and its double.")
 def point(x: int) -> dict[str, int]:
     return {"x": x, "double": 2 * x}
