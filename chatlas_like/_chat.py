@@ -398,8 +398,9 @@ class Chat:
                 max_result_bytes=max_result_bytes,
             )
         if tool.name in self._tools and not force:
-            raise ValueError(
-                f"a tool named {tool.name!r} is already registered; pass force=True to replace it"
+            raise ValueError(  # chatlas's words
+                f"Tool with name '{tool.name}' is already registered. "
+                "Set `force=True` to overwrite it."
             )
         self._tools[tool.name] = tool
 

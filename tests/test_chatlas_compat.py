@@ -766,3 +766,61 @@ def test_the_web_tools_carry_chatlas_annotations_and_definitions() -> None:
         search.get_definition("unsupported_provider")
     with pytest.raises(ValueError, match="Use one or the other"):
         ctl.tool_web_search(allowed_domains=["a.com"], blocked_domains=["b.com"])
+
+
+# -- Tool.from_func and register_tool: what chatlas code matches on ---------------------------
+
+
+def test_a_model_whose_fields_are_not_the_parameters_fails_in_chatlas_words() -> None:
+    class WrongParams(BaseModel):
+        a: int
+        b: int
+
+    def add(x: int, y: int) -> int:
+        return x + y
+
+    with pytest.raises(ValueError, match="has no corresponding"):
+        ctl.Tool.from_func(add, model=WrongParams)
+
+
+def test_a_model_with_another_default_fails_in_chatlas_words() -> None:
+    class AddParams(BaseModel):
+        """Add two numbers together."""
+
+        a: int = Field(description="The first number to add.")
+        b: int = Field(default=99, description="The second number to add.")
+
+    def add(a: int, b: int = 1) -> int:
+        return a + b
+
+    with pytest.raises(ValueError, match="These must match"):
+        ctl.Tool.from_func(add, model=AddParams)
+
+
+def test_a_function_without_a_docstring_has_an_empty_description() -> None:
+    def no_doc(x: int) -> int:
+        return x
+
+    assert ctl.Tool.from_func(no_doc).schema["function"].get("description") == ""
+
+
+def test_a_parameter_without_a_type_hint_warns_as_chatlas_does() -> None:
+    def echo(x):  # pyright: ignore[reportMissingParameterType]
+        "Echo"
+        return x
+
+    with pytest.warns(UserWarning, match=r"has no type hint\. Using `Any` as a fallback\."):
+        ctl.Tool.from_func(echo)  # pyright: ignore[reportUnknownArgumentType]
+
+
+def test_registering_a_name_twice_fails_in_chatlas_words() -> None:
+    def add(a: int, b: int) -> int:
+        "Add"
+        return a + b
+
+    chat = ctl.ChatAnthropic(api_key="test")
+    chat.register_tool(add)
+    with pytest.raises(
+        ValueError, match=r"already registered\. Set `force=True` to overwrite it\."
+    ):
+        chat.register_tool(add)

@@ -144,14 +144,12 @@ class Tool:
     def schema(self) -> dict[str, Any]:
         """The tool as chatlas shows it: ``{"type": "function", "function": {...}}``.
 
-        ``function`` holds ``name``, ``description`` (left out when empty) and
-        ``parameters`` (the JSON Schema of the arguments).
+        ``function`` holds ``name``, ``description`` (``""`` when there is none, as in
+        chatlas; the request leaves an empty one out) and ``parameters`` (the JSON
+        Schema of the arguments).
         """
-        function: dict[str, Any] = {"name": self.name}
-        if self.description:
-            function["description"] = self.description
-        function["parameters"] = self.parameters
-        return {"type": "function", "function": function}
+        function = {"name": self.name, "description": self.description}
+        return {"type": "function", "function": {**function, "parameters": self.parameters}}
 
     def with_settings(self, **changes: Any) -> Tool:
         """A copy with ``changes`` applied (``name``, ``annotations``, ``sequential``,
@@ -294,6 +292,13 @@ class _SignatureValidator:
                 )
             field_name = _field_name(param.name, self._fields.values())
             self._fields[param.name] = field_name
+            if param.name not in hints:
+                warnings.warn(  # chatlas's warning (naming the function, not the parameter twice)
+                    f"Parameter `{param.name}` of function `{getattr(func, '__name__', 'tool')}` has no type "
+                    "hint. Using `Any` as a fallback.",
+                    UserWarning,
+                    stacklevel=4,
+                )
             annotation = hints.get(param.name, Any)
             default = ... if param.default is param.empty else param.default
             given[param.name] = _field_description(annotation)
@@ -358,33 +363,31 @@ def _default_name(func: Callable[..., Any], model: type[BaseModel] | None) -> st
 
 
 def _check_model_fits(model: type[BaseModel], func: Callable[..., Any]) -> None:
-    """The model's fields are the function's parameters, with the same defaults."""
+    """The model's fields are the function's parameters, with the same defaults (checked
+    in chatlas's order, and worded as chatlas words it: code matches on its messages)."""
     params = inspect.signature(func).parameters
-    fields = {(info.alias or name): info for name, info in model.model_fields.items()}
-    func_name = getattr(func, "__name__", "the function")
-    missing = [name for name in fields if name not in params]
-    if missing:
-        raise ValueError(
-            f"model {model.__name__!r}: {', '.join(map(repr, missing))} "
-            f"{'is not a parameter' if len(missing) == 1 else 'are not parameters'} "
-            f"of {func_name!r}"
-        )
-    extra = [n for n, p in params.items() if n not in fields and p.kind is not p.VAR_KEYWORD]
-    if extra:
-        raise ValueError(
-            f"model {model.__name__!r} has no field for parameter(s) "
-            f"{', '.join(map(repr, extra))} of {func_name!r}"
-        )
-    for name, info in fields.items():
-        default = params[name].default
+    seen: set[str] = set()
+    for field_name, info in model.model_fields.items():
+        param_name = info.alias or field_name
+        if param_name not in params:
+            raise ValueError(
+                f"`model` field `{field_name}` (param name `{param_name}`) "
+                "has no corresponding function parameter."
+            )
+        seen.add(param_name)
+        default = params[param_name].default
         if default is inspect.Parameter.empty:
             continue
         if info.is_required() or info.default != default:
-            model_default = "no default" if info.is_required() else f"{info.default!r}"
+            model_default = "no default" if info.is_required() else repr(info.default)
             raise ValueError(
-                f"parameter {name!r} of {func_name!r} defaults to {default!r}, but the "
-                f"model's field has {model_default}; give them the same default"
+                f"Function parameter `{param_name}` has default `{default!r}`, but model "
+                f"field `{field_name}` has {model_default}. "
+                "These must match in order to create a Tool."
             )
+    extra = {n for n, p in params.items() if n not in seen and p.kind is not p.VAR_KEYWORD}
+    if extra:
+        raise ValueError(f"Function parameters {extra} have no corresponding model fields.")
 
 
 def _usable(
