@@ -62,7 +62,7 @@ def test_export_writes_a_markdown_transcript_with_raw_html_neutralised(tmp_path:
     assert text.startswith("# Notes\n\n## User\n\nLook up &lt;x>")
     assert "## Assistant" in text and "**found**" in text
     assert "<img" not in text and "&lt;img" in text
-    assert "\\![pic](https://e.x/p.png)" in text
+    assert "!\\[pic](https://e.x/p.png)" in text  # shows "![", starts no image or link
     assert "lookup" not in text  # content="text" leaves tool calls out
 
 

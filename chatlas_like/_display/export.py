@@ -5,16 +5,16 @@ chatlas's signature and layout (a heading per turn, the system prompt at the end
 stylesheets fetched from a CDN when it is opened) and everything in it is escaped
 through :mod:`chatlas_like._display.render`: model prose is rendered as Markdown with raw HTML
 turned off, tool calls and results are escaped cards. In Markdown, tool calls and data
-are fenced as in ``_repr_markdown_``, and raw HTML in prose (and the title) is
-neutralised outside code, so opening the transcript in a viewer runs nothing and
-fetches nothing.
+are fenced as in ``_repr_markdown_``, and each turn (server-tool blocks included) and
+the title go through :func:`~chatlas_like._display.safe_markdown.safe_markdown` whole:
+raw HTML is escaped and images become text outside code, so opening the transcript in
+a viewer runs nothing and fetches nothing.
 """
 
 from __future__ import annotations
 
 import html
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["export_chat"]
 
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:760px;margin:2em auto;padding:0 1em;"
     "line-height:1.5}pre{white-space:pre-wrap}.turn{margin:1.2em 0}"
@@ -78,61 +76,23 @@ def _shown(turn: Turn, everything: bool) -> Turn | None:
 
 def _markdown(turns: list[Turn], title: str | None, everything: bool, system: str | None) -> str:
     from .render import content_markdown
+    from .safe_markdown import safe_markdown
 
     parts: list[str] = []
     if title:
-        parts.append(f"# {_inline_safe(title)}")
+        parts.append(safe_markdown(f"# {' '.join(title.split())}"))
     for turn in turns:
         shown = _shown(turn, everything)
         if shown is None:
             continue
-        body = "\n\n".join(
-            _prose_safe(c.text) if isinstance(c, ContentText) else content_markdown(c)
-            for c in shown.contents
-        )
-        parts.append(f"## {turn.role.capitalize()}\n\n{body}")
+        body = "\n\n".join(content_markdown(c) for c in shown.contents)
+        parts.append(safe_markdown(f"## {turn.role.capitalize()}\n\n{body}"))
     if system:
         parts.append(
             "<details><summary>System prompt</summary>\n\n"
             f"<pre>{html.escape(system)}</pre>\n\n</details>"
         )
     return "\n\n".join(parts) + "\n"
-
-
-def _prose_safe(text: str) -> str:
-    """Markdown prose with raw HTML and images made inert, code left as written."""
-    lines: list[str] = []
-    fence: str | None = None
-    for line in text.split("\n"):
-        match = _FENCE.match(line)
-        if fence is not None:
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
-                fence = None
-            lines.append(line)
-        elif match:
-            fence = match.group(1)
-            lines.append(line)
-        elif line.startswith(("    ", "\t")):
-            lines.append(line)  # an indented code block shows its text as it is
-        else:
-            lines.append(_inline_safe(line))
-    return "\n".join(lines)
-
-
-def _inline_safe(line: str) -> str:
-    pieces: list[str] = []
-    last = 0
-    for span in _CODE_SPAN.finditer(line):
-        pieces.append(_escape_html(line[last : span.start()]))
-        pieces.append(span.group(0))
-        last = span.end()
-    pieces.append(_escape_html(line[last:]))
-    return "".join(pieces)
-
-
-def _escape_html(text: str) -> str:
-    # `<` starts raw HTML and autolinks; `![` starts an image a viewer would fetch.
-    return text.replace("<", "&lt;").replace("![", "\\![")
 
 
 # -- HTML ----------------------------------------------------------------------------------

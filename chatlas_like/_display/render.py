@@ -14,7 +14,9 @@ or a tool controls is HTML-escaped (model prose is rendered as Markdown with raw
 turned off), so a result holding ``<script>`` renders as text; Markdown renderings put
 it in code spans and fences it cannot break out of, and model prose there has its raw
 HTML escaped and its images turned into text (:mod:`chatlas_like._display.safe_markdown`), as
-in HTML.
+in HTML. So do server-tool blocks (queries, titles and URLs the model or a web page
+chose), and a turn's or a chat's Markdown is made safe once more as a whole (the system
+prompt, the model's name and the joins between contents included).
 """
 
 from __future__ import annotations
@@ -479,15 +481,25 @@ def content_markdown(content: Content) -> str:
     if isinstance(content, ContentJson):
         return _fenced(_cut(str(content), PREVIEW_CHARS))
     if isinstance(content, (ContentServerToolRequest, ContentServerToolResult)):
+        from .safe_markdown import safe_markdown
+
+        # Queries, titles and URLs are the model's or a web page's: one line each, inert.
         title, lines, _ = server_tool_lines(content)
-        return "\n".join([f"**{title}**", *(f"- {line}" for line in lines)])
+        shown = [f"**{_one_line(title)}**", *(f"- {_one_line(line)}" for line in lines)]
+        return safe_markdown("\n".join(shown))
     return code_span(str(content))
 
 
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 def turn_markdown(turn: Turn, *, skip: frozenset[str] = frozenset()) -> str:
-    """Markdown for one turn, headed by its role."""
+    """Markdown for one turn, headed by its role (made safe as a whole)."""
+    from .safe_markdown import safe_markdown
+
     body = "\n\n".join(content_markdown(c) for c in _shown_contents(turn, skip))
-    return f"**{_role_label(turn)}**\n\n{body}"
+    return safe_markdown(f"**{_role_label(turn)}**\n\n{body}")
 
 
 def chat_text(label: str, model: str, turns: Sequence[Turn]) -> str:
@@ -514,14 +526,20 @@ def chat_text(label: str, model: str, turns: Sequence[Turn]) -> str:
 
 
 def chat_markdown(chat: ChatView) -> str:
-    """Markdown for a whole chat: a header line, the system prompt and every turn."""
+    """Markdown for a whole chat: a header line, the system prompt and every turn.
+
+    The system prompt and the model's name may come from a chat file: the whole is made
+    safe as the model's prose is (:mod:`chatlas_like._display.safe_markdown`).
+    """
+    from .safe_markdown import safe_markdown
+
     parts = [f"**Chat** · {_chat_summary(chat)}"]
     if chat.system_prompt:
         parts.append("> **system:** " + chat.system_prompt.replace("\n", "\n> "))
     turns = chat.get_turns()
     answered = _answered_ids(turns)
     parts.extend(turn_markdown(t, skip=answered) for t in turns)
-    return "\n\n".join(parts)
+    return safe_markdown("\n\n".join(parts))
 
 
 # -- HTML ----------------------------------------------------------------------------------
