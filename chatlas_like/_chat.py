@@ -32,6 +32,7 @@ from ._observe.tokens import (
     tokens_by_turn,
     usage_of,
 )
+from ._run.context import ContextView
 from ._run.drive import Sender, drive, drive_async
 from ._run.echo import EchoSink
 from ._run.expansion import apply_expansions
@@ -126,6 +127,7 @@ class Chat:
         ]
         self._pool = WorkerPool(keep_idle=self.options.max_concurrency)
         self._limiter = Limiter()
+        self._context = ContextView(window=provider.context_window)
         self._store: StoreAttachment | None = None
         self._mcp_tools: McpTools | None = None  # MCP sessions, once a server is registered
         self._conversation_id: str | None = None
@@ -959,6 +961,8 @@ class Chat:
             raise ValueError(f"content must be 'text' or 'all', got {content!r}")
         self._sync_mcp_tools()
         options = self.options.merged(overrides)
+        if options.context_budget is not None:
+            self._page_elided_results()
         spec = self._spec(stream, kwargs, data_model)
         prompt = _prompt(args)  # content the provider cannot take: the loop takes it back out
         if controller is not None:
@@ -977,6 +981,7 @@ class Chat:
             yield_content=content == "all",
             before_model_call=list(self._before_model_call),
             finalize=self._finalizer(options, observer),
+            view=self._view(options),
             record_usage=self._record_usage,
             stop_requested=(lambda: controller.cancelled) if controller is not None else None,
             stop_reason=(lambda: controller.reason) if controller is not None else None,
@@ -1040,6 +1045,31 @@ class Chat:
             tool_timeout=options.tool_timeout,
             observer=observer,
         )
+
+    def _view(self, options: ChatOptions) -> ContextView:
+        """What requests send of the history (see :mod:`._run.context`)."""
+        view = self._context
+        view.budget = options.context_budget
+        view.sequences = self._stored_sequences if self._store is not None else None
+        return view
+
+    def _stored_sequences(self) -> dict[str, int]:
+        """The sequence number of each of this run's stored results, by tool call id."""
+        assert self._store is not None
+        records = self._store.store.list_page(
+            self._store.tenant_id, self.run_id, limit=2**31 - 1, with_result=False
+        )
+        return {r.tool_call_id: r.sequence for r in records if r.tool_call_id}
+
+    def _page_elided_results(self) -> None:
+        """A context budget sends old results as references to read back: that needs a
+        store to read from (in memory when none is attached) and the paging tool."""
+        if self._store is None:
+            from ._store.memory import MemoryStore
+
+            self.attach_store(MemoryStore(), paging=True)
+        elif not self._store.paging:
+            self.attach_store(self._store.store, tenant_id=self._store.tenant_id, paging=True)
 
     def _install_pager(self) -> None:
         if self._store is not None and self._store.paging:
@@ -1190,6 +1220,7 @@ class Chat:
         new._params = dict(self._params)
         new._before_model_call = list(self._before_model_call)
         new._mcp_tools = self._mcp_tools.copy() if self._mcp_tools is not None else None
+        new._context = ContextView(window=self.provider.context_window)
         new._install_pager()  # the copy pages through its own run
         return new
 

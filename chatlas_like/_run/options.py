@@ -22,6 +22,11 @@ option                    default      meaning
                                        so the model carries on (each resume counts as a
                                        round); False hands the paused turn back, as
                                        chatlas does
+``context_budget``        None         input tokens a request may reach before old tool
+                                       results are sent as short references the model can
+                                       read back (``read_tool_result``); None sends the
+                                       whole history, as chatlas does (the model's context
+                                       window still elides, rather than fail)
 ========================  ===========  ====================================================
 
 Set them on the chat (``ChatAnthropic(..., max_tool_rounds=10)`` or
@@ -55,6 +60,7 @@ class CallOptions(TypedDict, total=False):
     max_retries: int
     echo_thinking: bool
     resume_paused: bool
+    context_budget: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +76,13 @@ class ChatOptions:
     max_retries: int = 3
     echo_thinking: bool = True
     resume_paused: bool = False
+    context_budget: int | None = None
 
     def __post_init__(self) -> None:
         _positive_or_none("max_tool_rounds", self.max_tool_rounds, allow_zero=True)
         _positive_or_none("max_tokens_per_chat", self.max_tokens_per_chat)
         _positive_or_none("tool_timeout", self.tool_timeout)
+        _positive_or_none("context_budget", self.context_budget)
         for name in ("max_concurrency", "max_result_bytes", "store_max_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")

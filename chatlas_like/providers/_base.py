@@ -255,6 +255,11 @@ class Provider(Protocol):
         """Whether the model accepts a conversation ending with an assistant message."""
         ...
 
+    def context_window(self) -> int | None:
+        """Input tokens the model takes at most (the chat elides old results before a
+        request would exceed it); None when unknown."""
+        ...
+
     def supported_model_params(self) -> set[str]:
         """The names ``Chat.set_model_params()`` may set (chatlas's names)."""
         ...
@@ -327,6 +332,10 @@ class ProviderBase(ABC):
 
     def supports_prefill(self) -> bool:
         return True
+
+    def context_window(self) -> int | None:
+        """Input tokens the model takes at most; None when unknown."""
+        return None
 
     def supported_model_params(self) -> set[str]:
         return set()

@@ -92,6 +92,7 @@ NO_PREFILL_MODELS = (
     "claude-fable",
     "claude-mythos",
 )
+CONTEXT_WINDOW = 200_000
 CacheTTL = Literal["5m", "1h", "none"]
 ReasoningEffort = Literal["low", "medium", "high", "xhigh", "max"]
 # What set_model_params can set here; the rest (seed, penalties...) Anthropic has not.
@@ -267,6 +268,10 @@ class AnthropicProvider(ProviderBase):
 
     def warm_up(self) -> None:
         self._sync_client()
+
+    def context_window(self) -> int | None:
+        """200,000 tokens: every current Claude model's standard window."""
+        return CONTEXT_WINDOW
 
     def supports_prefill(self) -> bool:
         """Whether the model accepts a conversation ending with an assistant message."""

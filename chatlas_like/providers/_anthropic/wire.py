@@ -123,8 +123,8 @@ def build_request(
     """
     messages = message_cache.messages(turns) if message_cache is not None else _messages(turns)
     cache_control = {"type": "ephemeral", "ttl": cache} if cache in _CACHE_TTLS else None
-    if cache_control is not None and messages and messages[-1]["role"] == "user":
-        messages[-1] = _with_cache_control(messages[-1], cache_control)
+    if cache_control is not None:
+        _place_breakpoints(messages, cache_control)
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
     system = spec.system_prompt
     if system:
@@ -133,6 +133,8 @@ def build_request(
             block["cache_control"] = cache_control
         body["system"] = [block]
     tools = [tool_definition(t) for t in spec.tools]
+    if tools and cache_control is not None and not system:  # the tools are the stable head
+        tools[-1] = {**tools[-1], "cache_control": cache_control}
     output_config: dict[str, Any] = {"effort": effort} if effort else {}
     if spec.data_model is not None:
         if structured_mode(model, structured, spec.data_model) == "native":
@@ -280,6 +282,18 @@ def _tool_results_first(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not results or len(results) == len(blocks):
         return blocks
     return results + [b for b in blocks if b.get("type") != "tool_result"]
+
+
+def _place_breakpoints(messages: list[dict[str, Any]], cache_control: dict[str, Any]) -> None:
+    """Prompt-cache breakpoints on the conversation: at its end, where this request's
+    prefix will be read back by the next one, and at the end of the previous request,
+    so a round that adds many blocks (parallel calls) still finds it within the API's
+    20-block lookback. With the system prompt's (or the tools') breakpoint: 3 of 4."""
+    users = [i for i, m in enumerate(messages) if m["role"] == "user"]
+    if not users or users[-1] != len(messages) - 1:
+        return  # a prefill ends the conversation: nothing after it to cache for
+    for index in users[-2:]:
+        messages[index] = _with_cache_control(messages[index], cache_control)
 
 
 def _with_cache_control(message: dict[str, Any], cache_control: dict[str, Any]) -> dict[str, Any]:

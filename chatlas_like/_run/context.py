@@ -1,0 +1,195 @@
+"""What is sent of a long conversation: old tool results as short references, elided in steps.
+
+The history keeps every result whole (``get_turns()``, saved chats); the request is a
+view of it. When a request would exceed the chat's ``context_budget`` (tokens; off by
+default, as chatlas sends the whole history), or 90% of the model's context window
+(always: such a request would only fail), old tool results are replaced in the view by
+a reference naming the tool, the call, the outcome, the size, a preview, and how to read
+it back with the ``read_tool_result`` paging tool.
+
+Elision goes in steps: once over the threshold, results are elided down to half of it
+at once, and the view then stays as it is until the threshold is reached again, so the
+prompt's prefix (and the prompt cache behind it) survives round after round. Large
+successful results go first, oldest first; failures, refusals and small results last;
+the newest results (not yet seen by the model) and the pages the model read back in the
+last rounds never.
+
+Tokens are estimated by one rule: the last answer's reported input and output tokens
+(the exact size of what was sent then), plus UTF-8 bytes / 4 for what was added since;
+with no answer yet, bytes / 4 of every turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .._core.tool_result import ContentToolResult
+from .._core.turn import Turn
+from .._core.utf8 import cut_to_bytes, utf8_length
+
+__all__ = ["BYTES_PER_TOKEN", "ContextView", "reference_text"]
+
+BYTES_PER_TOKEN = 4
+LOW_WATER = 0.5  # elide down to this fraction of the threshold at once
+WINDOW_SHARE = 0.9  # the model's window is a threshold at 90%
+SMALL_BYTES = 1_000  # a result this small saves little: elided last
+PREVIEW_BYTES = 160
+READ_BACK_ROUNDS = 2  # pages read back in the last rounds stay whole
+READ_TOOL = "read_tool_result"
+
+
+def reference_text(result: ContentToolResult, size: int, sequence: int | None) -> str:
+    """What the model reads in place of an elided result."""
+    request = result.request
+    name = request.name if request is not None else "tool"
+    call = request.id if request is not None else "?"
+    preview = " ".join(_model_text(result).split())
+    cut = cut_to_bytes(preview, PREVIEW_BYTES)
+    if len(cut) < len(preview):
+        cut += "…"
+    how = (
+        f"read it with {READ_TOOL}(sequence={sequence}) (offset= for later parts)"
+        if sequence is not None
+        else "it cannot be read back; call the tool again if you need it"
+    )
+    return (
+        f"[Result elided from the conversation to save context: `{name}` call {call}, "
+        f"{result.outcome}, {size:,} bytes. Preview: {cut} — {how}.]"
+    )
+
+
+@dataclass(slots=True)
+class ContextView:
+    """A chat's view of its history for requests: which results are sent as references.
+
+    Parameters
+    ----------
+    budget
+        Tokens a request may reach before old results are elided; None for no budget
+        (the model's window still applies).
+    window
+        The model's context window in tokens, or None when unknown.
+    sequences
+        Each stored result's sequence number by tool call id (None: results cannot be
+        read back, and only the window elides them).
+    """
+
+    budget: int | None = None
+    window: Callable[[], int | None] = lambda: None
+    sequences: Callable[[], Mapping[str, int]] | None = None
+    elided: dict[str, ContentToolResult] = field(default_factory=lambda: {})
+    _turns: dict[int, tuple[Turn, Turn]] = field(default_factory=lambda: {})
+
+    def __call__(self, turns: Sequence[Turn]) -> Sequence[Turn]:
+        """The turns to send: ``turns`` with the elided results as references."""
+        threshold = self._threshold()
+        if threshold is not None and self._estimate(turns) > threshold:
+            self._elide(turns, self._estimate(turns) - int(threshold * LOW_WATER))
+        if not self.elided:
+            return turns
+        return [self._viewed(turn) for turn in turns]
+
+    def _threshold(self) -> float | None:
+        window = self.window()
+        limits = [
+            *([self.budget] if self.budget is not None else []),
+            *([window * WINDOW_SHARE] if window else []),
+        ]
+        return min(limits) if limits else None
+
+    def _estimate(self, turns: Sequence[Turn]) -> int:
+        """Tokens of the request the view of ``turns`` makes (see the module docstring)."""
+        for index in range(len(turns) - 1, -1, -1):
+            usage = turns[index].usage
+            if turns[index].role == "assistant" and usage is not None and usage.total:
+                added = sum(self._bytes(self._viewed(t)) for t in turns[index + 1 :])
+                return usage.total + added // BYTES_PER_TOKEN
+        return sum(self._bytes(self._viewed(t)) for t in turns) // BYTES_PER_TOKEN
+
+    def _elide(self, turns: Sequence[Turn], tokens: int) -> None:
+        """Elide results saving at least ``tokens`` (or all there are), in one step."""
+        sequences: Mapping[str, int] = self.sequences() if self.sequences is not None else {}
+        window_only = self.budget is None or self.sequences is None
+        saved = 0
+        for result, size in self._candidates(turns, sequences, window_only):
+            if saved >= tokens:
+                break
+            request = result.request
+            assert request is not None
+            reference = result.with_model_value(
+                reference_text(result, size, sequences.get(request.id))
+            )
+            self.elided[request.id] = reference
+            saved += (size - utf8_length(str(reference.get_model_value()))) // BYTES_PER_TOKEN
+        self._turns.clear()
+
+    def _candidates(
+        self, turns: Sequence[Turn], sequences: Mapping[str, int], window_only: bool
+    ) -> list[tuple[ContentToolResult, int]]:
+        """Results that may be elided, in the order they are: large successes first, oldest
+        first; then the rest."""
+        last_results = max((i for i, t in enumerate(turns) if t.tool_results), default=-1)
+        recent = _read_back(turns)
+        found: list[tuple[bool, int, ContentToolResult, int]] = []
+        for index, turn in enumerate(turns[:last_results]):
+            for result in turn.tool_results:
+                request = result.request
+                if request is None or request.id in self.elided or request.id in recent:
+                    continue
+                if not window_only and request.id not in sequences:
+                    continue  # cannot be read back: only the window may elide it
+                size = _size(result)
+                later = result.outcome != "success" or size < SMALL_BYTES
+                found.append((later, index, result, size))
+        found.sort(key=lambda item: (item[0], item[1]))
+        return [(result, size) for _, _, result, size in found]
+
+    def _viewed(self, turn: Turn) -> Turn:
+        if not self.elided or not any(
+            r.request is not None and r.request.id in self.elided for r in turn.tool_results
+        ):
+            return turn
+        seen = self._turns.get(id(turn))
+        if seen is not None and seen[0] is turn:
+            return seen[1]  # the same object each time: its wire translation is cached
+        contents = [
+            self.elided.get(c.request.id, c)
+            if isinstance(c, ContentToolResult) and c.request is not None
+            else c
+            for c in turn.contents
+        ]
+        viewed = turn.copy_with(contents)
+        self._turns[id(turn)] = (turn, viewed)
+        return viewed
+
+    def _bytes(self, turn: Turn) -> int:
+        return sum(
+            _size(c) if isinstance(c, ContentToolResult) else utf8_length(str(c))
+            for c in turn.contents
+        )
+
+
+def _size(result: ContentToolResult) -> int:
+    if result.stored_length is not None:
+        return result.stored_length
+    return utf8_length(_model_text(result))
+
+
+def _model_text(result: ContentToolResult) -> str:
+    value = result.get_model_value()
+    return value if isinstance(value, str) else str(value)
+
+
+def _read_back(turns: Sequence[Turn]) -> set[str]:
+    """Ids of the paging tool's calls in the last rounds: the pages they read stay."""
+    ids: set[str] = set()
+    rounds = 0
+    for turn in reversed(turns):
+        if turn.role != "assistant":
+            continue
+        rounds += 1
+        if rounds > READ_BACK_ROUNDS:
+            break
+        ids.update(r.id for r in turn.tool_requests if r.name == READ_TOOL)
+    return ids
