@@ -27,6 +27,15 @@ def _loopback_only(host: Any, *args: Any, **kwargs: Any) -> Any:
     return _real_getaddrinfo(host, *args, **kwargs)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # Tests register lambdas as tools: chatlas's no-type-hint warning for them is pinned
+    # once, in test_chatlas_compat, and ignored for lambdas elsewhere.
+    config.addinivalue_line(
+        "filterwarnings",
+        r"ignore:Parameter `\w+` of function `<lambda>` has no type hint:UserWarning",
+    )
+
+
 @pytest.fixture(autouse=True)
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     """Point the SDK at a closed loopback port and refuse every non-loopback lookup."""
