@@ -2,9 +2,10 @@
 
 PostgreSQL down: the first failure waits a short while at most, later writes fail at
 once (each tool round warns without waiting) until a retry finds the server back.
-Tested by stopping and restarting a real PostgreSQL server. A SQLite file deleted
-while in use is noticed and warned about, instead of writes "succeeding" into the
-unlinked file.
+Tested by stopping and restarting a real PostgreSQL server. A busy pool (every
+connection in use) is not an outage: that one operation fails, the next one waits
+again. A SQLite file deleted while in use is noticed and warned about, instead of
+writes "succeeding" into the unlinked file.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +25,7 @@ from chatlas_like import (
     StoreWarning,
     ToolResultRecord,
 )
+from chatlas_like._store import StoreBusyError
 from chatlas_like.testing import LoopbackServer, Reply, TemporaryPostgres
 from chatlas_like.testing._postgres import find_postgres_bin
 
@@ -115,6 +118,38 @@ def test_a_chat_warns_each_round_while_postgresql_is_down_and_carries_on(
     messages = [str(w.message) for w in caught if issubclass(w.category, StoreWarning)]
     assert len(messages) == 3
     assert all("not waiting" in m for m in messages[1:])
+
+
+@pytest.mark.postgres
+def test_a_busy_pool_of_the_stores_own_is_not_taken_for_an_outage(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url, max_size=1, wait_seconds=0.3, retry_after=3600)
+    run = str(uuid.uuid4())
+    store.write(record(run, 1))
+    try:
+        burst = store._connection()  # pyright: ignore[reportPrivateUsage]  # holds the one
+        with burst, pytest.raises(StoreBusyError, match="busy"):
+            store.write(record(run, 2))
+        store.write(record(run, 2))  # free again: no back-off in the way
+        assert [r.sequence for r in store.list("acme", run)] == [1, 2]
+    finally:
+        store.close()
+
+
+@pytest.mark.postgres
+def test_a_busy_shared_pool_is_not_taken_for_an_outage(postgres_url: str) -> None:
+    from psycopg_pool import ConnectionPool
+
+    pool: ConnectionPool[Any] = ConnectionPool(postgres_url, min_size=1, max_size=1, open=True)
+    store = PostgresStore(pool=pool, wait_seconds=0.3, retry_after=3600)
+    run = str(uuid.uuid4())
+    try:
+        store.write(record(run, 1))
+        # Another user of the pool holds its only connection.
+        with pool.connection(), pytest.raises(StoreError, match="busy"):
+            store.list("acme", run)
+        assert [r.sequence for r in store.list("acme", run)] == [1]
+    finally:
+        pool.close()
 
 
 def test_a_sqlite_file_deleted_while_in_use_is_noticed_and_warned_about(tmp_path: Path) -> None:

@@ -14,7 +14,14 @@ from __future__ import annotations
 
 import os
 
-from ._protocol import SCHEMA_VERSION, StoredRange, StoreError, StoreWarning, ToolResultStore
+from ._protocol import (
+    SCHEMA_VERSION,
+    StoreBusyError,
+    StoredRange,
+    StoreError,
+    StoreWarning,
+    ToolResultStore,
+)
 from ._record import ToolResultRecord
 from .postgres import PostgresStore
 from .sqlite import SqliteStore
@@ -23,6 +30,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "PostgresStore",
     "SqliteStore",
+    "StoreBusyError",
     "StoreError",
     "StoreWarning",
     "StoredRange",

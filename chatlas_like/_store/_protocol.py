@@ -9,13 +9,25 @@ from typing import Protocol, runtime_checkable
 from .._core.errors import ChatlasLikeError
 from ._record import ToolResultRecord
 
-__all__ = ["SCHEMA_VERSION", "StoreError", "StoreWarning", "StoredRange", "ToolResultStore"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "StoreBusyError",
+    "StoreError",
+    "StoreWarning",
+    "StoredRange",
+    "ToolResultStore",
+]
 
 SCHEMA_VERSION = 1
 
 
 class StoreError(ChatlasLikeError):
     """A tool-result store could not be opened, read or written."""
+
+
+class StoreBusyError(StoreError):
+    """The store answers but had no free connection in time: try again (a server that
+    is down raises plain :class:`StoreError`)."""
 
 
 class StoreWarning(UserWarning):

@@ -12,6 +12,13 @@ A server that is down must not stall every tool round: a connection is waited fo
 (``StoreError`` saying it is not waiting) for ``retry_after`` seconds; the first
 operation after that tries again, and the store works again as soon as the server
 answers. A chat attached to the store warns once per round meanwhile and carries on.
+
+A busy pool is not a server that is down: when every pooled connection is in use for
+``wait_seconds`` (a burst of large pages on the read API, say) and none of the pool's
+attempts to connect failed meanwhile, that one operation fails with
+:class:`StoreBusyError` and the next one waits for a connection again; the back-off is
+kept for failures to connect. (With a pool of your own, busy is told from down by the
+pool's connection errors alone.)
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .._core.redact import scrub
-from ._protocol import SCHEMA_VERSION, StoredRange, StoreError
+from ._protocol import SCHEMA_VERSION, StoreBusyError, StoredRange, StoreError
 from ._record import ToolResultRecord, check_run_id, now_ms
 
 if TYPE_CHECKING:
@@ -127,6 +134,8 @@ class PostgresStore:
         self._lock = threading.Lock()
         self._down_until = 0.0  # monotonic time until which a failure is not retried
         self._down_error = ""
+        self._in_use = 0  # connections this store holds now (busy is told from down by it)
+        self._count = threading.Lock()
 
     def __repr__(self) -> str:
         return "PostgresStore(...)"  # the connection string may hold a password
@@ -266,13 +275,49 @@ class PostgresStore:
                 f"the PostgreSQL store is unreachable ({self._down_error}); not waiting: "
                 f"the next try is in {wait:.0f} s"
             )
+        errors = self._connection_errors()
         try:
-            with self._open().connection(timeout=self.wait_seconds) as conn:
+            with self._open().connection(timeout=self.wait_seconds) as conn, self._holding():
                 yield conn
-        except (OperationalError, PoolTimeout) as e:
-            self._down_error = scrub(f"{type(e).__name__}: {e}")
-            self._down_until = time.monotonic() + self.retry_after
+        except PoolTimeout as e:
+            if self._busy(errors):
+                raise StoreBusyError(
+                    f"the PostgreSQL store is busy: no pooled connection was free within "
+                    f"{self.wait_seconds:g} s; the server answers, so the next operation "
+                    "waits again"
+                ) from e
+            self._mark_down(e)
             raise StoreError(f"the PostgreSQL store is unreachable: {self._down_error}") from e
+        except OperationalError as e:
+            self._mark_down(e)
+            raise StoreError(f"the PostgreSQL store is unreachable: {self._down_error}") from e
+
+    @contextmanager
+    def _holding(self) -> Generator[None]:
+        with self._count:
+            self._in_use += 1
+        try:
+            yield
+        finally:
+            with self._count:
+                self._in_use -= 1
+
+    def _busy(self, errors_before: int) -> bool:
+        """Whether a wait for a connection that timed out met a busy pool (every
+        connection in use, none failing to connect) rather than a server that is down."""
+        if self._connection_errors() > errors_before:
+            return False  # the pool tried to connect while we waited, and failed
+        with self._count:
+            held = self._in_use
+        return held > 0 or not self._own_pool  # another user of a shared pool may hold them
+
+    def _connection_errors(self) -> int:
+        pool = self._pool
+        return 0 if pool is None else pool.get_stats().get("connections_errors", 0)
+
+    def _mark_down(self, error: BaseException) -> None:
+        self._down_error = scrub(f"{type(error).__name__}: {error}")
+        self._down_until = time.monotonic() + self.retry_after
 
     def _open(self) -> ConnectionPool[Any]:
         with self._lock:
