@@ -63,6 +63,7 @@ ROWS = (
     "big_result",
     "parallel_chat",
     "shared_store",
+    "long_context",
 )
 # Scripts written separately; run as subprocesses when present, their JSON merged.
 EXTERNAL_SCRIPTS = ("bench_format", "bench_store", "bench_read_api")

@@ -18,6 +18,7 @@ And a provider that needs no HTTP at all, :class:`ScriptedProvider`, written aga
 the provider interface alone (``Chat(ScriptedProvider([...]))``).
 """
 
+from ._billing import BilledRequest, PromptCacheMeter
 from ._cassette import CassetteReplay, comparable, default_fixtures_dir
 from ._postgres import TemporaryPostgres
 from ._provider import ScriptedProvider, ScriptedRequest
@@ -28,8 +29,10 @@ from ._validator import RULES, Rejection, validate_request
 __all__ = [
     "RULES",
     "Backend",
+    "BilledRequest",
     "CassetteReplay",
     "LoopbackServer",
+    "PromptCacheMeter",
     "RecordedRequest",
     "Rejection",
     "Reply",
