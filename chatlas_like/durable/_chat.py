@@ -141,7 +141,7 @@ class DurableChat:
 
         Returns
         -------
-        ChatResponse
+        chatlas_like.ChatResponse
             The answer's text.
 
         Raises

@@ -1,0 +1,363 @@
+"""What durability costs, and what it buys across processes (``chatlas_like.durable``).
+
+Two measurements, run by hand (``python -m benchmarks.bench_durable``; not part of
+``make bench``):
+
+* ``overhead``: one ``chat()`` with one tool round (the model asks for a tool, the tool
+  answers, the model answers) against a loopback model, three ways interleaved: a plain
+  ``Chat`` (the floor), a ``DurableChat`` on SQLite and one on PostgreSQL (a temporary
+  local server), each also with ``publish=False`` (no stream writes for readers). Medians,
+  ratios to the floor, the database's growth per round (bytes, indexes included) and
+  the steps a round records.
+* ``scale``: PostgreSQL, ``--conversations`` queued conversations (200) whose tool
+  sleeps 0.2 s and logs its side effect; first one worker process, then four, one of
+  which is SIGKILLed half way and its turns resumed by the driver
+  (:func:`~chatlas_like.durable.recover_executor`). Reports each run's wall time and
+  throughput, their ratio, and checks that every turn finished and that no
+  side-effecting call ran twice.
+
+``--quick`` uses small sizes (a smoke run); ``--json PATH`` writes the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from chatlas_like import Chat, ChatAnthropic
+from chatlas_like.testing import LoopbackServer, Reply, TemporaryPostgres
+
+MODEL = "claude-haiku-4-5-20251001"
+KEY = "bench-key-not-a-secret"
+PER_WORKER = 4  # queued turns one worker runs at once
+
+
+def model(body: dict[str, Any]) -> Reply:
+    last = body["messages"][-1]["content"]
+    if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+        return Reply.text("Card 42 is charged.")
+    return Reply.tool_call("charge", {"card": 42})
+
+
+def _dbos(url: str, executor_id: str | None = None) -> None:
+    from dbos import DBOS
+
+    config: dict[str, Any] = {
+        "name": "bench-durable",
+        "system_database_url": url,
+        "log_level": "WARNING",
+        "notification_listener_polling_interval_sec": 0.05,
+    }
+    if executor_id is not None:
+        config["executor_id"] = executor_id
+    DBOS(config=config)  # pyright: ignore[reportArgumentType]
+
+
+def _chat(url: str, tool: Callable[..., Any]) -> Chat:
+    chat = ChatAnthropic(base_url=url, api_key=KEY, model=MODEL)
+    chat.register_tool(tool, name="charge")
+    return chat
+
+
+def _quick_charge(card: int) -> str:
+    """Charge a card."""
+    return f"charged {card}"
+
+
+# -- overhead ------------------------------------------------------------------------------------
+
+
+def overhead(rounds: int) -> dict[str, Any]:
+    from dbos import DBOS
+
+    from chatlas_like.durable import DurableChat
+
+    report: dict[str, Any] = {}
+    with (
+        LoopbackServer(model) as server,
+        TemporaryPostgres() as pg,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        backends = {
+            "sqlite": f"sqlite:///{Path(tmp) / 'dbos.sqlite'}",
+            "postgres": pg.create_database().replace("postgresql://", "postgresql+psycopg://", 1),
+        }
+        for backend, url in backends.items():
+            plain = _chat(server.url, _quick_charge)
+            durable = DurableChat(_chat(server.url, _quick_charge), name=f"o-{backend}")
+            quiet = DurableChat(
+                _chat(server.url, _quick_charge), name=f"o-{backend}-np", publish=False
+            )
+            _dbos(url)
+            DBOS.launch()
+            sides = _sides(plain, durable, quiet)
+            medians = _interleaved(sides, rounds, lambda plain=plain: plain.set_turns([]))
+            growth = _growth(backend, url, sides["durable"], rounds)
+            steps = [s["function_name"] for s in DBOS.list_workflow_steps(_first_turn(durable))]
+            DBOS.destroy()
+            report[backend] = {
+                "median_ms": {k: round(v * 1000, 3) for k, v in medians.items()},
+                "ratio": {
+                    k: round(v / medians["plain"], 2) for k, v in medians.items() if k != "plain"
+                },
+                "bytes_per_round": growth,
+                "steps_per_round": dict(Counter(steps)),
+            }
+    return report
+
+
+def _sides(plain: Chat, durable: Any, quiet: Any) -> dict[str, Callable[[], Any]]:
+    """One round of each side (each durable round on a new conversation)."""
+    numbers = iter(range(10**9))
+    return {
+        "plain": lambda: plain.chat("Charge card 42", echo="none"),
+        "durable": lambda: durable.chat(
+            "Charge card 42", conversation_id=f"c{next(numbers)}", echo="none"
+        ),
+        "durable, publish=False": lambda: quiet.chat(
+            "Charge card 42", conversation_id=f"c{next(numbers)}", echo="none"
+        ),
+    }
+
+
+def _first_turn(durable: Any) -> str:
+    return f"chatlas_like/{durable.name}/c0/00000000"
+
+
+def _interleaved(
+    sides: dict[str, Callable[[], Any]], rounds: int, between: Callable[[], None]
+) -> dict[str, float]:
+    names = list(sides)
+    for name in names * 3:  # warm-up: connections, the first validator
+        sides[name]()
+        between()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(rounds):
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            start = time.perf_counter()
+            sides[name]()
+            samples[name].append(time.perf_counter() - start)
+            between()
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def _growth(backend: str, url: str, one_round: Callable[[], Any], rounds: int) -> int:
+    before = _size(backend, url)
+    for _ in range(rounds):
+        one_round()
+    return round((_size(backend, url) - before) / rounds)
+
+
+def _size(backend: str, url: str) -> int:
+    if backend == "sqlite":
+        path = url.removeprefix("sqlite:///")
+        with sqlite3.connect(path) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            pages = conn.execute("PRAGMA page_count").fetchone()[0]
+            size = conn.execute("PRAGMA page_size").fetchone()[0]
+        return int(pages * size)
+    import psycopg
+
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://", 1)) as conn:
+        row = conn.execute(
+            "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'dbos' AND c.relkind = 'r'"
+        ).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+# -- scale-out -----------------------------------------------------------------------------------
+
+
+def worker(url: str, executor_id: str, server_url: str, log: str) -> None:
+    """One worker process: runs queued turns until it is stopped."""
+    from dbos import DBOS
+
+    from chatlas_like.durable import DurableChat
+
+    def charge(card: int) -> str:
+        """Charge a card (a side effect, logged)."""
+        with open(log, "a") as f:
+            f.write(f"{executor_id} start\n")
+        time.sleep(0.2)
+        with open(log, "a") as f:
+            f.write(f"{executor_id} done\n")
+        return f"charged {card}"
+
+    DurableChat(
+        _chat(server_url, charge), name="scale", max_concurrency=PER_WORKER, poll_interval=0.1
+    )
+    _dbos(url, executor_id)
+    DBOS.launch()
+    print("ready", flush=True)
+    signal.sigwait({signal.SIGTERM})
+    DBOS.destroy()
+
+
+def scale(conversations: int) -> dict[str, Any]:
+    from chatlas_like.durable import DurableChat
+
+    report: dict[str, Any] = {"conversations": conversations, "per_worker": PER_WORKER}
+    with (
+        LoopbackServer(model) as server,
+        TemporaryPostgres() as pg,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        driver = DurableChat(
+            _chat(server.url, _quick_charge), name="scale", max_concurrency=PER_WORKER
+        )
+        for workers, kill in ((1, False), (4, True)):
+            url = pg.create_database().replace("postgresql://", "postgresql+psycopg://", 1)
+            log = str(Path(tmp) / f"side-effects-{workers}.log")
+            report[f"{workers} workers"] = _scale_run(
+                driver, url, server.url, log, workers, conversations, kill
+            )
+    one, four = report["1 workers"], report["4 workers"]
+    report["throughput_ratio"] = round(four["turns_per_s"] / one["turns_per_s"], 2)
+    return report
+
+
+def _scale_run(
+    driver: Any, url: str, server_url: str, log: str, workers: int, conversations: int, kill: bool
+) -> dict[str, Any]:
+    from dbos import DBOS
+
+    from chatlas_like.durable import recover_executor
+
+    # Workers first: they create the schema and queue before the driver enqueues.
+    processes = [_start_worker(url, f"w{i}", server_url, log) for i in range(workers)]
+    _dbos(url, "driver")
+    DBOS.listen_queues([])  # the driver only enqueues
+    DBOS.launch()
+    start = time.perf_counter()
+    handles = [
+        driver.enqueue("Charge card 42", conversation_id=f"s{i}") for i in range(conversations)
+    ]
+    killed: list[str] = []
+    if kill:
+        _wait_for(lambda: _done(conversations) >= conversations // 2)
+        victim = processes[1]
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        killed = recover_executor("w1")
+    answers = [h.result() for h in handles]
+    elapsed = time.perf_counter() - start
+    DBOS.destroy()
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+    lines = Path(log).read_text().splitlines()
+    starts = sum(line.endswith("start") for line in lines)
+    return {
+        "seconds": round(elapsed, 2),
+        "turns_per_s": round(conversations / elapsed, 2),
+        "answered": sum(a == "Card 42 is charged." for a in answers),
+        "charge_starts": starts,
+        "charge_runs_per_conversation_max": 1 if starts <= conversations else 2,
+        "worker_killed": "w1" if kill else None,
+        "turns_resumed": len(killed),
+    }
+
+
+def _start_worker(url: str, executor_id: str, server_url: str, log: str) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.bench_durable",
+            "worker",
+            url,
+            executor_id,
+            server_url,
+            log,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    if process.stdout.readline().strip() != "ready":
+        raise RuntimeError(f"worker {executor_id} did not start")
+    return process
+
+
+def _done(conversations: int) -> int:
+    from dbos import DBOS
+
+    return len(DBOS.list_workflows(status="SUCCESS", load_input=False, load_output=False))
+
+
+def _wait_for(condition: Callable[[], bool]) -> None:
+    while not condition():
+        time.sleep(0.1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["worker"]:
+        worker(*argv[1:5])
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("--conversations", type=int, default=200)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", choices=("overhead", "scale"))
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds, args.conversations = 5, 16
+    report: dict[str, Any] = {
+        "meta": {"python": platform.python_version(), "cpus": os.cpu_count(), **vars(args)}
+    }
+    if args.only in (None, "overhead"):
+        report["overhead"] = overhead(args.rounds)
+        _print_overhead(report["overhead"], args.rounds)
+    if args.only in (None, "scale"):
+        report["scale"] = scale(args.conversations)
+        _print_scale(report["scale"])
+    if args.json:
+        Path(args.json).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+    return 0
+
+
+def _print_overhead(report: dict[str, Any], rounds: int) -> None:
+    print(f"one chat() with one tool round, medians of {rounds} interleaved rounds")
+    for backend, row in report.items():
+        ms, ratio = row["median_ms"], row["ratio"]
+        print(
+            f"  {backend:<9} plain {ms['plain']:.1f} ms | durable {ms['durable']:.1f} ms "
+            f"({ratio['durable']:.2f}x) | publish=False {ms['durable, publish=False']:.1f} ms "
+            f"({ratio['durable, publish=False']:.2f}x) | {row['bytes_per_round']:,} bytes/round "
+            f"| steps {row['steps_per_round']}"
+        )
+
+
+def _print_scale(report: dict[str, Any]) -> None:
+    print(f"{report['conversations']} queued conversations, tool sleeps 0.2 s, PostgreSQL")
+    for key in ("1 workers", "4 workers"):
+        row = report[key]
+        print(
+            f"  {key}: {row['seconds']} s, {row['turns_per_s']} turns/s, answered "
+            f"{row['answered']}, charge started {row['charge_starts']} times, "
+            f"killed {row['worker_killed']}, resumed {row['turns_resumed']}"
+        )
+    print(f"  throughput 4 workers / 1 worker: {report['throughput_ratio']}x")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
