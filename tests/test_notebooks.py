@@ -42,11 +42,12 @@ def kernel() -> str:
     return KERNEL
 
 
-def test_there_are_three_notebooks() -> None:
+def test_there_are_four_notebooks() -> None:
     assert [p.name for p in NOTEBOOKS] == [
         "01-getting-started.ipynb",
         "02-tool-results.ipynb",
         "03-saving.ipynb",
+        "04-durable.ipynb",
     ]
 
 
