@@ -491,8 +491,29 @@ def test_progressive_results_from_a_generator_tool(api: Any) -> None:
     chat = ctl.ChatAnthropic()
     chat.register_tool(summarize_files)
     chat.chat("Summarize a and b")
-    assert "Read a" in str(last_messages(server)[-1]["content"][0]["content"])
-    assert "Read b" in str(last_messages(server)[-1]["content"][0]["content"])
+    assert last_messages(server)[-1]["content"][0]["content"] == "Read a\nRead b"
+
+
+def test_each_yield_is_a_tool_result_for_stream_and_callbacks_and_nothing_more(api: Any) -> None:
+    api([Reply.tool_call("summarize_files", {"paths": ["a", "b"]}), Reply.text("Done.")])
+
+    def summarize_files(paths: list[str]):
+        """Summarize each file, reporting progress along the way."""
+        for path in paths:
+            yield f"Read {path}"
+
+    chat = ctl.ChatAnthropic()
+    chat.register_tool(summarize_files)
+    seen: list[Any] = []
+    chat.on_tool_result(lambda result: seen.append(result.value))
+    streamed = [
+        x.value
+        for x in chat.stream("Summarize a and b", content="all")
+        if isinstance(x, ctl.ContentToolResult)
+    ]
+    assert streamed == seen == ["Read a", "Read b"]
+    (kept,) = chat.get_turns()[2].tool_results
+    assert kept.value == "Read a\nRead b"
 
 
 # -- the Chat API reference ------------------------------------------------------------------

@@ -176,6 +176,11 @@ class ContentToolResult(Content):
     original_length, stored_length, is_truncated
         UTF-8 byte sizes of the model-facing value before and after the
         ``max_result_bytes`` limit, and whether it was cut.
+    parts
+        A generator tool's result: what it yielded, each as the
+        :class:`ContentToolResultProgress` delivered while it ran (``value`` holds
+        what the model reads of them, as chatlas builds it). Kept for the run only:
+        never sent, never saved, ignored by ``==`` and ``repr``.
 
     Notes
     -----
@@ -198,6 +203,7 @@ class ContentToolResult(Content):
     original_length: int | None = None
     stored_length: int | None = None
     is_truncated: bool = False
+    parts: tuple[ContentToolResult, ...] | None = field(default=None, compare=False, repr=False)
     # What the model reads, once computed (not a field: never compared or shown).
     _model_value = UNSET
 
@@ -216,6 +222,7 @@ class ContentToolResult(Content):
         stored_length: int | None = None,
         is_truncated: bool = False,
         *,
+        parts: tuple[ContentToolResult, ...] | None = None,
         id: str | None = None,
         name: str | None = None,
         arguments: Any = None,
@@ -240,6 +247,7 @@ class ContentToolResult(Content):
             or original_length is not None
             or stored_length is not None
             or is_truncated
+            or parts is not None
         ):
             self._set_more(
                 outcome,
@@ -253,6 +261,7 @@ class ContentToolResult(Content):
                 original_length,
                 stored_length,
                 is_truncated,
+                parts,
             )
 
     def _set_more(
@@ -268,6 +277,7 @@ class ContentToolResult(Content):
         original_length: int | None,
         stored_length: int | None,
         is_truncated: bool,
+        parts: tuple[ContentToolResult, ...] | None = None,
     ) -> None:
         """Check and store the arguments that are not at their default."""
         this: Any = self
@@ -302,6 +312,8 @@ class ContentToolResult(Content):
             this._f_stored_length = stored_length
         if is_truncated:
             this._f_is_truncated = True
+        if parts is not None:
+            this._f_parts = tuple(parts)
 
     # -- outcome flags ---------------------------------------------------------------
 
@@ -416,10 +428,11 @@ class ContentToolResult(Content):
 class ContentToolResultProgress(ContentToolResult):
     """Part of a call's result, delivered while the tool still runs.
 
-    A generator tool's yields arrive as these, one per yield, before the call's one
-    :class:`ContentToolResult`: echoed, yielded by ``stream(content="all")`` and passed
-    to ``on_tool_result`` as they come. They are for watching: never stored in the
-    history, never sent to the model (the final result combines them).
+    A generator tool's yields arrive as these, one per yield: echoed, yielded by
+    ``stream(content="all")`` and passed to ``on_tool_result`` as they come, and
+    nothing more, as in chatlas. The call's one :class:`ContentToolResult` combines
+    them for the model and the history (its ``value`` the joined text, its
+    :attr:`~ContentToolResult.parts` these items); it is not delivered again.
     """
 
 

@@ -221,6 +221,9 @@ class ConsoleEcho(EchoSink):
             if isinstance(item, ContentToolResultProgress):
                 self._progress(item)
                 return
+            if isinstance(item, ContentToolResult) and item.parts is not None:
+                self._show()  # a generator's: its yields were shown, its status line goes
+                return
             self._hide()
             self._end_line()
             self._print_content(item)
@@ -255,16 +258,16 @@ class ConsoleEcho(EchoSink):
             self.console.print(safe(Text(str(item), style="dim")))
 
     def _progress(self, item: ContentToolResultProgress) -> None:
-        """A running call's latest progress: on its status line, or a plain line."""
-        if self._area is not None:
-            self._show()
-            return
+        """A generator tool's yield, on a line of its own: the yields are what the echo
+        shows of such a call, as in chatlas (its status line, if any, runs on)."""
         from rich.text import Text
 
         name = item.request.name if item.request is not None else "tool"
+        self._hide()
         self._end_line()
         self.console.print(safe(Text(f"  ↳ {name}: {progress_line(item)}", style="dim")))
         self._line_start = True
+        self._show()
 
     def _thinking_delta(self, delta: ContentThinkingDelta) -> None:
         if not self.thinking:

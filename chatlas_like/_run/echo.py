@@ -59,7 +59,9 @@ class EchoSink(Protocol):
 
     def content(self, item: Content) -> None:
         """A finished piece of the answer: a tool request or result (and each progress
-        item of a generator tool), a server tool block, thinking."""
+        item of a generator tool), a server tool block, thinking. A generator tool's
+        final result comes too, with its ``parts`` set: its yields were what it showed
+        (the built-in sinks show nothing more for it, as chatlas does)."""
         return None
 
     def tool_started(self, request: ContentToolRequest) -> None:

@@ -22,9 +22,10 @@ before it enters the history: truncation, sequence numbers, the store write).
 A tool round has two orders. Deliveries come in completion order: each call that
 starts is passed to ``echo.tool_started``; each generator yield (progress) is echoed
 and yielded to a ``content="all"`` stream, never kept; each final result is finalised
-(the results of one delivery together) and echoed and yielded as it arrives. The
-history gets the round's results in call order, as one user turn, when the last
-one is in: that is what the model receives.
+(the results of one delivery together) and echoed and yielded as it arrives, except a
+generator's, which the stream does not get (its yields were its delivery, as in
+chatlas). The history gets the round's results in call order, as one user turn, when
+the last one is in: that is what the model receives.
 
 Cancellation contract: closing the loop or throwing into it (Ctrl-C, a closed stream,
 a cancelled task, a cut response) repairs the history before the exception
@@ -303,8 +304,8 @@ def _settle(
     echo = run.echo
     assert echo is not None
     for result in results:
-        echo.content(result)
-        if run.yield_content:
+        echo.content(result)  # a sink closes a generator's call on it (``parts`` set)
+        if run.yield_content and result.parts is None:  # a generator's yields were yielded
             yield result
 
 

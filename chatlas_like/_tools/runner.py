@@ -19,7 +19,8 @@ within :data:`STARTED_WAKE_DELAY`, so a quick call wakes the caller once), a
 generator tool's yield (a :class:`~chatlas_like.ContentToolResultProgress`), a call's
 final result
 (:class:`Finished`, with the index of its request). ``on_tool_result`` sees progress
-and results there, as they are delivered, so a result nobody takes is never seen.
+and results there, as they are delivered, so a result nobody takes is never seen
+(a generator tool's final result is not: its yields were, as in chatlas).
 The caller (the turn loop) puts the final results back in call order for the history
 and the wire.
 
@@ -358,6 +359,8 @@ class ToolRound:
 
     async def _observed(self, event: Event) -> Event:
         if isinstance(event, Finished):
+            if event.result.parts is not None:  # a generator's: its yields were seen
+                return event
             return Finished(event.index, await _observe(event.result, self.ctx))
         if isinstance(event, ContentToolResultProgress):
             await _observe(event, self.ctx, progress=True)

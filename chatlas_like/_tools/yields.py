@@ -2,19 +2,20 @@
 
 A generator tool (sync or async) answers its request with one result, as the API
 requires, but people watch it work: each yield is delivered while the tool runs as a
-:class:`ContentToolResultProgress` (see :mod:`chatlas_like._tools.runner`), and when
-the generator ends, :func:`combine` folds everything it yielded into the result the
-model receives.
+:class:`ContentToolResultProgress` (see :mod:`chatlas_like._tools.runner`), to
+``stream(content="all")``, the echo and ``on_tool_result``, and nothing more, as in
+chatlas. When the generator ends, :func:`combine` folds everything it yielded into the
+result the model reads and the history keeps.
 
-The combination follows chatlas 0.23.0 (``combine_tool_results``): each part becomes
-the text it would have sent on its own (its own ``model_format``), and the parts are
-joined with newlines; when a part is an image or a document (or a list of content
-blocks), the parts stay separate blocks, in order; the first failed part decides the
-outcome and the message. Where it differs, deliberately (docs/chatlas.md, "Not the
-same"): ``value`` is the list of what was yielded (chatlas keeps the joined text),
-``extra`` the list of the parts' extras (chatlas drops them), and ``options`` are
-merged, later parts winning (chatlas drops them), so a yielded ``cache_control``
-still reaches the block.
+The combination follows chatlas 0.23.0 (``combine_tool_results``): one yield is the
+result as it came; of several, each part becomes the text it would have sent on its
+own (its own ``model_format``) and ``value`` is the parts joined with newlines, or,
+when a part is an image or a document (or a list of content blocks), the list of the
+parts' blocks in order, sent as they are; the first failed part decides the outcome
+and the message, with no value. The parts themselves are on
+:attr:`~chatlas_like.ContentToolResult.parts` (ours); their ``options`` are merged,
+later parts winning, so a yielded ``cache_control`` still reaches the block (chatlas
+drops them, as it drops ``extra``).
 """
 
 from __future__ import annotations
@@ -45,46 +46,44 @@ def progress(request: ContentToolRequest, item: Any) -> ContentToolResultProgres
 
 
 def combine(request: ContentToolRequest, items: list[Any]) -> ContentToolResult:
-    """The one result for everything a generator tool yielded (see the module docstring)."""
-    if len(items) == 1:
-        return _single(request, items[0])
+    """The one result for everything a generator tool yielded (see the module docstring).
+
+    A generator that yielded nothing answers with an empty text (chatlas would answer
+    nothing, and the next request would fail for the missing result).
+    """
     if not items:
-        return ContentToolResult(value=[], request=request)
-    results = [item for item in items if isinstance(item, ContentToolResult)]
-    values = [item.value if isinstance(item, ContentToolResult) else item for item in items]
-    extras = [item.extra for item in results if item.extra is not None]
+        return ContentToolResult(value="", request=request)
+    parts = tuple(progress(request, item) for item in items)
+    if len(items) == 1:  # one yield is the result, as it came (chatlas keeps it whole)
+        item = items[0]
+        if isinstance(item, ContentToolResult):
+            return replace(item, request=request, parts=parts)
+        return ContentToolResult(value=item, request=request, parts=parts)
     options: dict[str, Any] = {}
-    for item in results:
-        options.update(item.options or {})
-    failure = next((item for item in results if item.outcome != "success"), None)
-    merged = ContentToolResult(
-        value=values,
-        model_format="as_is",
-        error=failure.error if failure is not None else None,
-        extra=extras or None,
-        request=request,
-        options=options or None,
-        outcome=failure.outcome if failure is not None else "success",
-        exception=failure.exception if failure is not None else None,
-    )
-    if failure is not None:
-        return merged
-    parts: list[Any] = []
-    for item in items:
-        part = item if isinstance(item, ContentToolResult) else ContentToolResult(value=item)
-        try:
-            parts.append(part.get_model_value())
-        except Exception as e:  # the Finalizer words it the same way for a plain result
-            return replace(failed(request, f"a yielded value has no model form: {e}"), value=values)
-    if all(isinstance(part, str) for part in parts):
-        return merged.with_model_value("\n".join(parts))
-    blocks: list[Any] = []
     for part in parts:
-        blocks.extend(cast(list[Any], part) if isinstance(part, list) else [part])
-    return merged.with_model_value(blocks)
-
-
-def _single(request: ContentToolRequest, item: Any) -> ContentToolResult:
-    if isinstance(item, ContentToolResult):
-        return item if item.request is request else replace(item, request=request)
-    return ContentToolResult(value=item, request=request)
+        options.update(part.options or {})
+    failure = next((part for part in parts if part.outcome != "success"), None)
+    if failure is not None:
+        return ContentToolResult(
+            error=failure.error,
+            request=request,
+            options=options or None,
+            outcome=failure.outcome,
+            exception=failure.exception,
+            parts=parts,
+        )
+    try:
+        texts = [part.get_model_value() for part in parts]
+    except Exception as e:  # the Finalizer words it the same way for a plain result
+        return replace(failed(request, f"a yielded value has no model form: {e}"), parts=parts)
+    if all(isinstance(text, str) for text in texts):
+        value: Any = "\n".join(texts)
+        return ContentToolResult(
+            value=value, request=request, options=options or None, parts=parts
+        ).with_model_value(value)
+    blocks: list[Any] = []
+    for text in texts:
+        blocks.extend(cast(list[Any], text) if isinstance(text, list) else [text])
+    return ContentToolResult(
+        value=blocks, model_format="as_is", request=request, options=options or None, parts=parts
+    ).with_model_value(blocks)
