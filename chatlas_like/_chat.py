@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy as _copy
 import os
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -22,7 +22,7 @@ from ._core.tool_result import ContentToolResult
 from ._core.turn import AssistantTurn, SystemTurn, Turn, Usage, UserTurn
 from ._display.echo_options import EchoOptions, echo_options
 from ._display.render import chat_html, chat_markdown, chat_text
-from ._display.sinks import make_echo
+from ._display.sinks import CurrentDisplay, make_echo
 from ._observe.telemetry import observe_call
 from ._observe.tokens import (
     TokensDict,
@@ -114,6 +114,7 @@ class Chat:
         self.system_prompt = system_prompt
         self.kwargs_chat: dict[str, Any] = dict(kwargs_chat or {})
         self._echo_options = EchoOptions()
+        self._current_display: CurrentDisplay | None = None
         self.options = ChatOptions(**options)
         self._history = History()
         self._tools: dict[str, Tool | ToolBuiltIn] = {}
@@ -424,11 +425,21 @@ class Chat:
         """
         return self._on_tool_request.add(callback)
 
+    @property
+    def current_display(self) -> CurrentDisplay | None:
+        """Where the running call shows its output; None outside a call (chatlas's).
+
+        A tool calls ``chat.current_display.echo(...)`` to show its own content while it
+        runs: a Markdown string, or a content object. With ``echo="none"`` there is still
+        a display (``if chat.current_display:`` holds), and ``echo()`` shows nothing.
+        """
+        return self._current_display
+
     def on_tool_result(self, callback: Callable[[ContentToolResult], Any]) -> Callable[[], None]:
         """Call ``callback(result)`` for each tool result as its call finishes; returns a remover.
 
-        Results come in completion order, not call order, and a generator tool's yields
-        come too, each as a :class:`ContentToolResultProgress` before its final result.
+        Results come in completion order, not call order. A generator tool's yields come
+        instead of its result, each as a :class:`ContentToolResultProgress`, as in chatlas.
         A result kept when the chat is stopped mid-round (it was ready but not yet
         delivered) is not passed to ``callback``.
         """
@@ -791,7 +802,7 @@ class Chat:
             The answer's text (``str(response)``).
         """
         run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options)
-        response = ChatResponse(drive(turn_loop(run, prompt), sender))
+        response = ChatResponse(drive(self._turn_loop(run, prompt), sender))
         response.get_content()
         return response
 
@@ -853,7 +864,7 @@ class Chat:
         run, sender, prompt = self._run(
             args, echo, content, True, kwargs, options, data_model, controller
         )
-        return ChatStream(drive(turn_loop(run, prompt), sender))
+        return ChatStream(drive(self._turn_loop(run, prompt), sender))
 
     async def chat_async(
         self,
@@ -865,7 +876,7 @@ class Chat:
     ) -> ChatResponseAsync:
         """The async :meth:`chat`: tools run without blocking the event loop."""
         run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options)
-        response = ChatResponseAsync(drive_async(turn_loop(run, prompt), sender))
+        response = ChatResponseAsync(drive_async(self._turn_loop(run, prompt), sender))
         await response.get_content()
         return response
 
@@ -883,7 +894,7 @@ class Chat:
         run, sender, prompt = self._run(
             args, echo, content, True, kwargs, options, data_model, controller
         )
-        return drive_async(turn_loop(run, prompt), sender)
+        return drive_async(self._turn_loop(run, prompt), sender)
 
     def chat_structured(
         self,
@@ -925,7 +936,7 @@ class Chat:
             The data does not validate against ``data_model``.
         """
         run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options, data_model)
-        for _ in drive(turn_loop(run, prompt), sender):
+        for _ in drive(self._turn_loop(run, prompt), sender):
             pass
         return data_model.model_validate(extract_value(self.get_last_turn()))
 
@@ -940,7 +951,7 @@ class Chat:
     ) -> ModelT:
         """The async :meth:`chat_structured`."""
         run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options, data_model)
-        async for _ in drive_async(turn_loop(run, prompt), sender):
+        async for _ in drive_async(self._turn_loop(run, prompt), sender):
             pass
         return data_model.model_validate(extract_value(self.get_last_turn()))
 
@@ -967,8 +978,8 @@ class Chat:
         prompt = _prompt(args)  # content the provider cannot take: the loop takes it back out
         if controller is not None:
             controller._start()
-        echo_sink: EchoSink = make_echo(
-            echo, thinking=options.echo_thinking, options=self._echo_options
+        echo_sink = CurrentDisplay(
+            make_echo(echo, thinking=options.echo_thinking, options=self._echo_options)
         )
         observer = self._observer(options)
         run = Run(
@@ -988,6 +999,16 @@ class Chat:
             observer=observer,
         )
         return run, self._sender(options, observer, run.stop_requested), prompt
+
+    def _turn_loop(self, run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
+        """The run's turn loop, with ``current_display`` set while it runs (from its first
+        step, as chatlas sets it when the call starts, to its end)."""
+        previous = self._current_display
+        self._current_display = run.echo if isinstance(run.echo, CurrentDisplay) else None
+        try:
+            yield from turn_loop(run, prompt)
+        finally:
+            self._current_display = previous
 
     def _spec(
         self, stream: bool, kwargs: dict[str, Any] | None, data_model: type[Any] | None
@@ -1220,6 +1241,7 @@ class Chat:
         new._params = dict(self._params)
         new._before_model_call = list(self._before_model_call)
         new._mcp_tools = self._mcp_tools.copy() if self._mcp_tools is not None else None
+        new._current_display = None  # a copy made during a call is not in that call
         new._context = ContextView(window=self.provider.context_window)
         new._install_pager()  # the copy pages through its own run
         return new

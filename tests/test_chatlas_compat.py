@@ -845,3 +845,48 @@ def test_registering_a_name_twice_fails_in_chatlas_words() -> None:
         ValueError, match=r"already registered\. Set `force=True` to overwrite it\."
     ):
         chat.register_tool(add)
+
+
+# -- Chat.current_display ---------------------------------------------------------------------
+
+
+def test_a_tool_shows_its_own_content_through_the_current_display(
+    api: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api(
+        [
+            Reply.tool_call("get_current_weather", {"latitude": 46.8, "longitude": -92.1}),
+            Reply.text("It is 12°C in Duluth."),
+        ]
+    )
+    chat = ctl.ChatAnthropic()
+
+    def get_current_weather(latitude: float, longitude: float):
+        "Get the current weather given a latitude and longitude."
+        if chat.current_display:
+            chat.current_display.echo("My custom tool display!!!")
+        return {"temperature_2m": 12}
+
+    chat.register_tool(get_current_weather)
+    chat.chat("What's the current temperature in Duluth, MN?", echo="text")
+    assert "My custom tool display!!!" in capsys.readouterr().out
+    assert chat.current_display is None
+
+
+def test_the_current_display_is_there_during_a_call_with_echo_none(
+    api: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api([Reply.tool_call("show", {}), Reply.text("Done.")])
+    chat = ctl.ChatAnthropic()
+    seen: list[bool] = []
+
+    def show():
+        "Show something"
+        seen.append(bool(chat.current_display))
+        chat.current_display.echo("not shown")  # pyright: ignore[reportOptionalMemberAccess]
+
+    chat.register_tool(show)
+    assert chat.current_display is None
+    chat.chat("Show it", echo="none")
+    assert seen == [True]
+    assert "not shown" not in capsys.readouterr().out

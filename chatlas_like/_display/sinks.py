@@ -4,17 +4,19 @@ user's own :class:`~chatlas_like.EchoSink`."""
 from __future__ import annotations
 
 import sys
+import threading
 from typing import TYPE_CHECKING, Any
 
+from .._core.content import Content, ContentText
 from .._run.echo import NULL_ECHO, EchoSink
 from .terminal import ECHO_MODES, ConsoleEcho
 
 if TYPE_CHECKING:
-    from .._core.content import Content, ContentToolRequest
+    from .._core.content import ContentToolRequest
     from .._core.turn import Turn
     from .echo_options import EchoOptions
 
-__all__ = ["in_notebook", "make_echo", "tee"]
+__all__ = ["CurrentDisplay", "in_notebook", "make_echo", "tee"]
 
 
 def in_notebook() -> bool:
@@ -86,3 +88,64 @@ class _Tee(EchoSink):
     def finish(self) -> None:
         for sink in self.sinks:
             sink.finish()
+
+
+class CurrentDisplay(EchoSink):
+    """Where a chat call shows its output, while it runs: ``chat.current_display``.
+
+    It stands in front of the call's sink: the chat writes through it, and a tool adds
+    to it with :meth:`echo`, as chatlas's display does. A tool may run in a worker
+    thread while the chat writes, so every call takes one lock: the sink sees one call
+    at a time (``echo()`` runs it on the tool's thread).
+
+    Parameters
+    ----------
+    sink
+        The call's sink (``echo="none"`` gives one that shows nothing).
+    """
+
+    def __init__(self, sink: EchoSink) -> None:
+        self.sink = sink
+        self._lock = threading.RLock()
+
+    def echo(self, content: str | Content) -> None:
+        """Show ``content`` where the chat's output goes (nothing with ``echo="none"``).
+
+        Parameters
+        ----------
+        content
+            A Markdown string (shown with the model's text, also with ``echo="text"``),
+            or a content object, shown as the chat shows one (a
+            :class:`~chatlas_like.ContentToolResult`, an image...).
+        """
+        with self._lock:
+            if isinstance(content, ContentText):
+                self.sink.text(content.text)
+            elif isinstance(content, Content):
+                self.sink.content(content)
+            else:
+                self.sink.text(str(content))
+
+    def user_turn(self, turn: Turn) -> None:
+        with self._lock:
+            self.sink.user_turn(turn)
+
+    def inserted_turn(self, turn: Turn) -> None:
+        with self._lock:
+            self.sink.inserted_turn(turn)
+
+    def text(self, delta: str) -> None:
+        with self._lock:
+            self.sink.text(delta)
+
+    def content(self, item: Content) -> None:
+        with self._lock:
+            self.sink.content(item)
+
+    def tool_started(self, request: ContentToolRequest) -> None:
+        with self._lock:
+            self.sink.tool_started(request)
+
+    def finish(self) -> None:
+        with self._lock:
+            self.sink.finish()
