@@ -54,6 +54,14 @@ ALLOWED_CIRCLES: list[set[str]] = [
     # A turn holds tool results; a result may carry turns to insert (MessageExpansion).
     {"chatlas_like._core.turn", "chatlas_like._core.tool_result", "chatlas_like._core.expansion"},
 ]
+# Imports allowed to point up a layer, each deferred (inside a function) and for a
+# reason. Keep it to what chatlas's API puts in the wrong room.
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {
+    ("chatlas_like._tools.tool", "chatlas_like._mcp.from_mcp"): (
+        "Tool.from_mcp() is chatlas's classmethod on Tool; it loads the MCP adapter "
+        "when called, so tools never load MCP otherwise"
+    ),
+}
 # Modules outside providers/ that may name Anthropic's provider: the public entry
 # points that build or re-export it.
 ANTHROPIC_ENTRY_POINTS = {"chatlas_like", "chatlas_like.types", "chatlas_like._chat_anthropic"}
@@ -196,10 +204,21 @@ def test_every_module_is_in_a_layer() -> None:
 
 
 def test_no_import_points_up_a_layer() -> None:
-    upward = [e for e in imports() if layer(e.target) < layer(e.source)]
+    upward = [
+        e
+        for e in imports()
+        if layer(e.target) < layer(e.source)
+        and not ((e.source, e.target) in ALLOWED_UPWARD and e.kind == "deferred")
+    ]
     assert not upward, "imports pointing up:\n" + "\n".join(
         f"{e.source}:{e.line} -> {e.target} ({e.kind})" for e in upward
     )
+
+
+def test_each_allowed_upward_import_exists_and_is_deferred() -> None:
+    kinds = {(e.source, e.target): e.kind for e in imports()}
+    for edge in ALLOWED_UPWARD:
+        assert kinds.get(edge) == "deferred", f"{edge}: gone or no longer deferred; drop it"
 
 
 def test_no_two_package_modules_import_each_other_at_run_time() -> None:

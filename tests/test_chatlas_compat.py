@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import gc
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -890,3 +892,48 @@ def test_the_current_display_is_there_during_a_call_with_echo_none(
     chat.chat("Show it", echo="none")
     assert seen == [True]
     assert "not shown" not in capsys.readouterr().out
+
+
+# -- Tool.from_mcp: a tool of an MCP session you hold -------------------------------------------
+
+KITCHEN = Path(__file__).parent / "mcp_servers" / "kitchen.py"
+
+
+def run_with_mcp_session(tool_names: list[str], prompt: str) -> Any:
+    """``chat_async(prompt)`` with ``Tool.from_mcp`` tools of a stdio session held here."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def main() -> Any:
+        params = StdioServerParameters(command=sys.executable, args=[str(KITCHEN)])
+        async with (
+            stdio_client(params, errlog=subprocess.DEVNULL) as (read, write),  # pyright: ignore[reportArgumentType]
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            listed = {t.name: t for t in (await session.list_tools()).tools}
+            chat = ctl.ChatAnthropic()
+            for name in tool_names:
+                chat.register_tool(ctl.Tool.from_mcp(session, listed[name]))
+            await chat.chat_async(prompt, echo="none")
+            return chat
+
+    return asyncio.run(main())
+
+
+def test_tool_from_mcp_calls_the_tool_through_the_session(api: Any) -> None:
+    server = api([Reply.tool_call("echo", {"text": "hi"}), Reply.text("It said hi.")])
+    chat = run_with_mcp_session(["echo"], "Say hi through the tool")
+    (tool,) = server.message_requests()[0]["tools"]
+    assert (tool["name"], tool["description"]) == ("echo", "Says the text back.")
+    assert tool["input_schema"]["additionalProperties"] is False
+    assert last_messages(server)[-1]["content"][0]["content"] == "hi"
+    assert chat.get_turns()[2].tool_results[0].value == "hi"
+
+
+def test_tool_from_mcp_turns_a_server_error_into_an_error_result(api: Any) -> None:
+    server = api([Reply.tool_call("refuse", {"reason": "no way"}), Reply.text("It failed.")])
+    chat = run_with_mcp_session(["refuse"], "Try it")
+    (result,) = chat.get_turns()[2].tool_results
+    assert isinstance(result.error, RuntimeError) and "no way" in str(result.error)
+    assert last_messages(server)[-1]["content"][0]["is_error"] is True

@@ -140,6 +140,32 @@ class Tool:
         tool._validator = validator
         return tool
 
+    @classmethod
+    def from_mcp(cls, session: Any, mcp_tool: Any) -> Tool:
+        """A tool that calls ``mcp_tool`` through an MCP session you hold (chatlas's).
+
+        Parameters
+        ----------
+        session
+            An open ``mcp.ClientSession``; you close it.
+        mcp_tool
+            One of the session's tools (an item of ``(await session.list_tools()).tools``).
+
+        Returns
+        -------
+        Tool
+            An async tool: its name, description, schema (without ``title`` keywords,
+            closed unless the server says otherwise) and annotations are the server's;
+            a call returns the server's text, image or PDF as chatlas does, and a
+            server's error is a ``RuntimeError``. To register every tool of a server,
+            ``chat.register_mcp_tools_stdio_async(...)`` manages the session for you.
+        """
+        # The MCP adapter sits above tools: loaded here, when called (an allowed upward
+        # import, named in tests/test_architecture.py).
+        from .._mcp.from_mcp import tool_from_mcp
+
+        return tool_from_mcp(cls, session, mcp_tool)
+
     @property
     def schema(self) -> dict[str, Any]:
         """The tool as chatlas shows it: ``{"type": "function", "function": {...}}``.
