@@ -937,3 +937,9 @@ def test_tool_from_mcp_turns_a_server_error_into_an_error_result(api: Any) -> No
     (result,) = chat.get_turns()[2].tool_results
     assert isinstance(result.error, RuntimeError) and "no way" in str(result.error)
     assert last_messages(server)[-1]["content"][0]["is_error"] is True
+
+
+def test_texts_and_thinkings_add_up_as_in_chatlas() -> None:
+    assert (ctl.ContentText("foo") + ctl.ContentText("bar")).text == "foobar"
+    merged = ctl.ContentThinking("a", extra={"k": 1}) + ctl.ContentThinking("b", extra={"k": 2})
+    assert (merged.thinking, merged.extra) == ("ab", {"k": 2})

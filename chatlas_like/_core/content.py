@@ -209,6 +209,12 @@ class ContentText(Content):
     text: str
     extra: dict[str, Any] | None = None
 
+    def __add__(self, other: object) -> ContentText:
+        """The two texts as one (chatlas's; its ``extra`` is dropped, as chatlas drops it)."""
+        if not isinstance(other, ContentText):
+            return NotImplemented
+        return ContentText(self.text + other.text)
+
     def __str__(self) -> str:
         return self.text
 
@@ -363,6 +369,13 @@ class ContentThinking(Content):
     content_type: ClassVar[str] = "thinking"
     thinking: str
     extra: dict[str, Any] | None = None
+
+    def __add__(self, other: object) -> ContentThinking:
+        """The two thinkings as one, with the later ``extra`` when it has one (chatlas's)."""
+        if not isinstance(other, ContentThinking):
+            return NotImplemented
+        extra = other.extra if other.extra is not None else self.extra
+        return ContentThinking(self.thinking + other.thinking, extra)
 
     def __str__(self) -> str:
         return self.thinking
