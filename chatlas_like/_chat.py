@@ -213,22 +213,44 @@ class Chat:
             turns.insert(0, SystemTurn(self.system_prompt))
         return turns
 
-    def set_turns(self, turns: Sequence[Turn]) -> None:
+    def set_turns(self, turns: Sequence[Turn], *, include_system_prompt: bool = False) -> None:
         """Replace the conversation's turns.
 
-        A leading :class:`SystemTurn` sets the system prompt. Tool requests left without
-        a result are answered with refused results, so the next request is valid.
+        Tool requests left without a result are answered with refused results, so the
+        next request is valid.
+
+        Parameters
+        ----------
+        turns
+            The turns. A :class:`SystemTurn` is a ``ValueError``, as in chatlas: set
+            :attr:`system_prompt` instead.
+        include_system_prompt
+            Take a leading :class:`SystemTurn` as the system prompt (ours), so that
+            ``chat.set_turns(chat.get_turns(include_system_prompt=True),
+            include_system_prompt=True)`` gives the chat back as it was.
         """
         turns = list(turns)
-        if turns and turns[0].role == "system":
+        if include_system_prompt and turns and turns[0].role == "system":
             self.system_prompt = turns.pop(0).text
-        if any(t.role == "system" for t in turns):
-            raise ValueError("only the first turn may be a system turn")
+        for index, turn in enumerate(turns):
+            if turn.role == "system":
+                raise ValueError(  # chatlas's words
+                    f"Turn {index} has a role 'system', which is not allowed. The system "
+                    "prompt must be set separately using the `.system_prompt` property. "
+                    "Consider removing this turn and setting the `.system_prompt` "
+                    "separately if you want to change the system prompt."
+                )
         self._history.replace(turns)
         answer_dangling(self._history.turns, DANGLING, self._finalizer(self.options))
 
     def add_turn(self, turn: Turn) -> None:
-        """Append one turn to the conversation."""
+        """Append one turn to the conversation (a :class:`SystemTurn` is a ``ValueError``,
+        as in chatlas: set :attr:`system_prompt` instead)."""
+        if turn.role == "system":
+            raise ValueError(  # chatlas's words
+                "Turns with the role 'system' are not allowed. The system prompt must be "
+                "set separately using the `.system_prompt` property."
+            )
         self.set_turns([*self._history.turns, turn])
 
     @overload

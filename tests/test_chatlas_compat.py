@@ -943,3 +943,21 @@ def test_texts_and_thinkings_add_up_as_in_chatlas() -> None:
     assert (ctl.ContentText("foo") + ctl.ContentText("bar")).text == "foobar"
     merged = ctl.ContentThinking("a", extra={"k": 1}) + ctl.ContentThinking("b", extra={"k": 2})
     assert (merged.thinking, merged.extra) == ("ab", {"k": 2})
+
+
+def test_a_system_turn_in_set_turns_or_add_turn_is_a_value_error() -> None:
+    chat = ctl.ChatAnthropic(api_key="test")
+    with pytest.raises(ValueError, match="Turn 0 has a role 'system', which is not allowed"):
+        chat.set_turns([ctl.SystemTurn("foo"), ctl.UserTurn("hello")])
+    with pytest.raises(ValueError, match="Turns with the role 'system' are not allowed"):
+        chat.add_turn(ctl.SystemTurn("foo"))
+
+
+def test_set_turns_can_take_a_leading_system_turn_as_the_prompt() -> None:
+    chat = ctl.ChatAnthropic(api_key="test", system_prompt="Be terse.")
+    chat.set_turns([ctl.UserTurn("hello"), ctl.AssistantTurn("hi")])
+    turns = chat.get_turns(include_system_prompt=True)
+    copy_of = ctl.ChatAnthropic(api_key="test")
+    copy_of.set_turns(turns, include_system_prompt=True)
+    assert copy_of.system_prompt == "Be terse."
+    assert copy_of.get_turns() == chat.get_turns()
