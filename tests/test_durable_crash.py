@@ -189,3 +189,18 @@ def test_the_same_crash_recovers_on_postgresql(postgres_battery: Battery, point:
     _check_ends_well(case)
     assert case.runs("lookup") == ((2, 1) if point == "lookup" else (1, 1))
     assert case.runs("charge") == ((1, 0) if point == "lookup" else (1, 1))
+
+
+@pytest.mark.postgres
+def test_queued_turns_of_a_killed_worker_are_finished_by_the_others_without_running_twice(
+    postgres_server: Any,
+) -> None:
+    # The scale-out benchmark, small: two worker processes on PostgreSQL, one SIGKILLed
+    # once half the turns are done, its turns resumed for the other (recover_executor).
+    from benchmarks import bench_durable
+
+    report = bench_durable.scale(8, runs=((2, True),), postgres=postgres_server)
+    run = report["2 workers"]
+    assert run["answered"] == 8
+    assert run["charge_starts"] == 8  # a call the dead worker had started is not run again
+    assert run["worker_killed"] == "w1"

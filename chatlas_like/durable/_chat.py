@@ -51,7 +51,10 @@ class DurableChat:
     the model the call was interrupted and may or may not have taken effect.
 
     Create every ``DurableChat`` before ``DBOS.launch()``: recovery finds a turn's code by
-    the chat's ``name``. See ``docs/durable.md``.
+    the chat's ``name``. With several processes, give each its own stable
+    ``executor_id`` and all the same ``application_version`` in DBOS's config (DBOS's
+    default version depends on the workflows a process registered, so processes with
+    different durable chats would not share work). See ``docs/durable.md``.
 
     Parameters
     ----------
@@ -63,7 +66,8 @@ class DurableChat:
         A name unique in the application (letters, digits, ``_``, ``.``, ``-``): the
         workflows of its conversations are recorded under it.
     max_concurrency
-        How many queued turns (:meth:`enqueue`) one process runs at once.
+        How many queued turns (:meth:`enqueue`) each process runs at once. The limit is
+        kept with the queue in the database, set by the process that enqueues.
     publish
         Write what each turn produces (text, tool requests and results) to the turn's
         DBOS stream, for readers that reconnect (:meth:`follow`); one database write
