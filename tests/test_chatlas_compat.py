@@ -961,3 +961,8 @@ def test_set_turns_can_take_a_leading_system_turn_as_the_prompt() -> None:
     copy_of.set_turns(turns, include_system_prompt=True)
     assert copy_of.system_prompt == "Be terse."
     assert copy_of.get_turns() == chat.get_turns()
+
+
+def test_the_repr_of_a_turn_is_its_text() -> None:
+    turn = ctl.AssistantTurn("The answer is 42.", tokens=(100, 50, 20))
+    assert repr(turn) == str(turn) == "The answer is 42."

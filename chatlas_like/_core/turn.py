@@ -341,12 +341,9 @@ class Turn:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        extra = f", tokens={self.tokens}" if self.tokens else ""
-        if self.finish_reason:
-            extra += f", finish_reason={self.finish_reason!r}"
-        if self.partial_reason:
-            extra += f", partial_reason={self.partial_reason!r}"
-        return f"{type(self).__name__}({self.contents!r}{extra})"
+        """The turn's text, as chatlas's ``repr`` gives it (``turn.contents`` shows the
+        structure)."""
+        return self.__str__()
 
     def __str__(self) -> str:
         return "\n".join(str(c) for c in self.contents)
