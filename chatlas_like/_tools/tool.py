@@ -319,9 +319,10 @@ class _SignatureValidator:
             field_name = _field_name(param.name, self._fields.values())
             self._fields[param.name] = field_name
             if param.name not in hints:
+                func_name = getattr(func, "__name__", "tool")
                 warnings.warn(  # chatlas's warning (naming the function, not the parameter twice)
-                    f"Parameter `{param.name}` of function `{getattr(func, '__name__', 'tool')}` has no type "
-                    "hint. Using `Any` as a fallback.",
+                    f"Parameter `{param.name}` of function `{func_name}` has no type hint. "
+                    "Using `Any` as a fallback.",
                     UserWarning,
                     stacklevel=4,
                 )
