@@ -103,13 +103,6 @@ class DurableChat:
                 "unfinished by a crash would not be recovered at launch. Create every "
                 "DurableChat before DBOS.launch()"
             )
-        with _NAMES_LOCK:
-            if name in _NAMES:
-                raise ValueError(
-                    f"a DurableChat named {name!r} exists already in this process: each "
-                    "needs a name of its own (recovery finds a conversation's code by it)"
-                )
-            _NAMES[name] = self
         self.wrapped = chat
         self.max_concurrency = max_concurrency
         self.publish = publish
@@ -121,7 +114,14 @@ class DurableChat:
                 self.wrapped, self.name, self.publish, conversation_id, index, prompt, call
             )
 
-        self._workflow = DBOS.workflow(name=workflow_name(name))(turn)
+        with _NAMES_LOCK:
+            if name in _NAMES:
+                raise ValueError(
+                    f"a DurableChat named {name!r} exists already in this process: each "
+                    "needs a name of its own (recovery finds a conversation's code by it)"
+                )
+            self._workflow = DBOS.workflow(name=workflow_name(name))(turn)
+            _NAMES[name] = self
 
     def __repr__(self) -> str:
         return f"<DurableChat {self.name!r} {self.wrapped!r}>"
