@@ -13,6 +13,11 @@ that crashes or drops the connection mid-call answers at once with a clear error
 ``notifications/tools/list_changed`` starts a re-listing there; a call that brought one
 about waits for it, so the next turn sees the new tools.
 
+Registering has a deadline of its own (``register_timeout``, :data:`REGISTER_SECONDS`
+by default): starting the server, initialising the session and listing its tools must
+finish in time, and a listing may name at most :data:`MAX_TOOLS` tools, so a server that
+lists forever is stopped instead of growing memory without end.
+
 Sessions still open when the interpreter exits are closed then (their servers stopped).
 """
 
@@ -28,13 +33,23 @@ from typing import Any, TypeVar
 
 from .._core.errors import McpServerError
 from .._tools.workers import background_loop
+from ._stdio import StreamBroken
 
-__all__ = ["McpConnection", "McpUnavailable", "on_background", "on_background_blocking"]
+__all__ = [
+    "MAX_TOOLS",
+    "REGISTER_SECONDS",
+    "McpConnection",
+    "McpUnavailable",
+    "on_background",
+    "on_background_blocking",
+]
 
 T = TypeVar("T")
 Transport = Callable[[], AbstractAsyncContextManager[Any]]
 _log = logging.getLogger("chatlas_like.mcp")
 _EXIT_SECONDS = 10.0
+REGISTER_SECONDS = 60.0
+MAX_TOOLS = 10_000
 
 
 class McpUnavailable(Exception):
@@ -119,12 +134,21 @@ class McpConnection:
         The command or URL, for messages.
     name
         The session's name; None to take the server's own.
+    register_timeout
+        Seconds that starting, initialising and listing the tools may take.
     """
 
-    def __init__(self, transport: Transport, where: str, name: str | None) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        where: str,
+        name: str | None,
+        register_timeout: float = REGISTER_SECONDS,
+    ) -> None:
         self.transport = transport
         self.where = where
         self.name = name or ""
+        self.register_timeout = register_timeout
         self.tools: list[Any] = []  # the server's listing (mcp Tool objects)
         self.version = 0  # bumped by each re-listing
         self.ended: BaseException | None = None
@@ -150,10 +174,17 @@ class McpConnection:
         ready.add_done_callback(_consume)  # read below, unless this wait is cancelled
         self._owner = loop.create_task(self._own(ready), name=f"mcp-{self.where}")
         try:
-            await asyncio.shield(ready)
+            await asyncio.wait_for(asyncio.shield(ready), self.register_timeout)
         except asyncio.CancelledError:
             await self.close()
             raise
+        except TimeoutError:
+            await self.close()  # stops the server: a listing without end grows no more
+            raise McpServerError(
+                f"the MCP server {self.where} did not start, initialise and list its tools "
+                f"within {self.register_timeout:g} s (transport_kwargs register_timeout); "
+                "it was stopped"
+            ) from None
         except Exception as e:
             raise McpServerError(
                 f"could not connect to the MCP server {self.where}: {_describe(e)}"
@@ -240,7 +271,11 @@ class McpConnection:
             await asyncio.shield(self._relisting)
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, Exception):  # a transport fault: the session goes on
+        if isinstance(message, StreamBroken):  # no later answer can be trusted
+            _log.warning("MCP server %r broke its session: %s", self.name, message)
+            self._end(message)
+            return
+        if isinstance(message, Exception):  # a stray line: the session goes on
             _log.warning("MCP server %r sent something unreadable: %s", self.name, message)
             return
         if getattr(message, "method", None) == "notifications/tools/list_changed":
@@ -259,6 +294,8 @@ class McpConnection:
             self.version += 1
 
     def _gone(self) -> str:
+        if isinstance(self.ended, StreamBroken):
+            return f"the MCP server {self.name!r} broke its session: {self.ended}"
         why = f": {_describe(self.ended)}" if self.ended is not None else ""
         state = "closed the connection" if self.ended is not None else "is closed"
         return f"the MCP server {self.name!r} {state}{why}"
@@ -273,6 +310,8 @@ async def _list_tools(session: Any) -> list[Any]:
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
         page = await session.list_tools(params=params)
         listed.extend(page.tools)
+        if len(listed) > MAX_TOOLS:
+            raise ValueError(f"it lists more than {MAX_TOOLS:,} tools")
         cursor = page.next_cursor
         if not cursor:
             return listed

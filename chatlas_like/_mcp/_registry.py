@@ -18,20 +18,24 @@ import asyncio
 import warnings
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .._core.tool_result import ContentToolResult
 from .._tools.tool import Tool, ToolBuiltIn
-from ._connection import McpConnection, McpUnavailable, Transport, on_background
+from ._connection import (
+    REGISTER_SECONDS,
+    McpConnection,
+    McpUnavailable,
+    Transport,
+    on_background,
+)
+from ._stdio import MAX_MESSAGE_BYTES
 from ._tools import McpTool, ToolFilter, build_tools, warn_unmatched
 
 __all__ = ["McpTools", "http_connection", "stdio_connection"]
 
 Tools = dict[str, Tool | ToolBuiltIn]
-_STDIO_CLIENT_OPTIONS = frozenset({"errlog"})
-# The most one message from a server may hold: more than Anthropic takes in a whole
-# request, so nothing larger could reach the model anyway.
-MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+_STDIO_CLIENT_OPTIONS = frozenset({"errlog", "max_message_bytes"})
 
 
 @dataclass(slots=True)
@@ -197,6 +201,19 @@ def _call_failed(server: str, tool: str, error: Exception) -> str:
     from pydantic import ValidationError
 
     if isinstance(error, MCPError):
+        data: Any = error.data
+        made_up = cast(dict[str, Any], data).get("chatlas_like") if isinstance(data, dict) else None
+        if made_up == "unreadable":  # by our reader (see _stdio)
+            return (
+                f"The MCP server {server!r} sent an answer to `{tool}` that could not be "
+                f"read: {error.message.removeprefix('its answer could not be read: ')}. "
+                f"`{tool}` may have run."
+            )
+        if made_up == "broken":
+            return (
+                f"The MCP server {server!r} broke its session while `{tool}` ran: "
+                f"{error.message}. The session is closed, and `{tool}` may have run."
+            )
         if error.code == CONNECTION_CLOSED:
             return (
                 f"The MCP server {server!r} closed the connection during the call "
@@ -235,28 +252,57 @@ def _malformed(error: Any) -> str:
 def stdio_connection(
     command: str, args: Sequence[str], name: str | None, transport_kwargs: Mapping[str, Any]
 ) -> McpConnection:
-    """A session with the server ``command args`` starts, over its stdin and stdout."""
+    """A session with the server ``command args`` starts, over its stdin and stdout.
+
+    Besides the server process's options, ``transport_kwargs`` takes ``errlog``,
+    ``max_message_bytes`` (the most one message may hold) and ``register_timeout``
+    (seconds to start, initialise and list the tools).
+    """
+    options = dict(transport_kwargs)
+    deadline = _register_timeout(options.pop("register_timeout", REGISTER_SECONDS))
     where = " ".join([command, *args])
-    return McpConnection(_stdio_transport(command, args, transport_kwargs), where, name)
+    return McpConnection(_stdio_transport(command, args, options), where, name, deadline)
 
 
 def http_connection(
     url: str, name: str | None, transport_kwargs: Mapping[str, Any]
 ) -> McpConnection:
-    """A session with the server at ``url``, over streamable HTTP."""
-    return McpConnection(_http_transport(url, transport_kwargs), url, name)
+    """A session with the server at ``url``, over streamable HTTP (``transport_kwargs``
+    as for :func:`stdio_connection`, with the HTTP client's options)."""
+    options = dict(transport_kwargs)
+    deadline = _register_timeout(options.pop("register_timeout", REGISTER_SECONDS))
+    return McpConnection(_http_transport(url, options), url, name, deadline)
+
+
+def _register_timeout(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"register_timeout must be a positive number of seconds, got {value!r}")
+    return float(value)
 
 
 def _stdio_transport(
     command: str, args: Sequence[str], transport_kwargs: Mapping[str, Any]
 ) -> Transport:
+    """The server's process over its stdin and stdout, read by our reader (see
+    :mod:`._stdio`); ``errlog`` and ``max_message_bytes`` are the client's options."""
+    import sys
+
     from mcp import StdioServerParameters
-    from mcp.client.stdio import stdio_client
+
+    from ._stdio import stdio_transport
 
     client_options = {k: v for k, v in transport_kwargs.items() if k in _STDIO_CLIENT_OPTIONS}
     server_options = {k: v for k, v in transport_kwargs.items() if k not in _STDIO_CLIENT_OPTIONS}
     params = StdioServerParameters(command=command, args=list(args), **server_options)
-    return lambda: stdio_client(params, **client_options)
+    errlog = client_options.get("errlog", sys.stderr)
+    limit = _message_limit(client_options.get("max_message_bytes", MAX_MESSAGE_BYTES))
+    return lambda: stdio_transport(params, errlog, limit)
+
+
+def _message_limit(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"max_message_bytes must be a positive int, got {value!r}")
+    return value
 
 
 def _http_transport(url: str, transport_kwargs: Mapping[str, Any]) -> Transport:
@@ -269,7 +315,8 @@ def _http_transport(url: str, transport_kwargs: Mapping[str, Any]) -> Transport:
     options = dict(transport_kwargs)
     # The mcp package reads at most 1 MiB per server-sent event: an image of a few MB
     # would fail the call. The same cap as over stdio instead.
-    options.setdefault("max_sse_event_size", MAX_MESSAGE_BYTES)
+    limit = _message_limit(options.pop("max_message_bytes", MAX_MESSAGE_BYTES))
+    options.setdefault("max_sse_event_size", limit)
     client_options = {k: options.pop(k) for k in ("headers", "auth", "timeout") if k in options}
     if client_options and "http_client" in options:
         raise ValueError(
