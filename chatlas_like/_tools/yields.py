@@ -77,10 +77,10 @@ def combine(request: ContentToolRequest, items: list[Any]) -> ContentToolResult:
     except Exception as e:  # the Finalizer words it the same way for a plain result
         return replace(failed(request, f"a yielded value has no model form: {e}"), parts=parts)
     if all(isinstance(text, str) for text in texts):
-        value: Any = "\n".join(texts)
+        joined = "\n".join(texts)  # a string is sent as it is
         return ContentToolResult(
-            value=value, request=request, options=options or None, parts=parts
-        ).with_model_value(value)
+            value=joined, request=request, options=options or None, parts=parts
+        )
     blocks: list[Any] = []
     for text in texts:
         blocks.extend(cast(list[Any], text) if isinstance(text, list) else [text])
