@@ -169,6 +169,26 @@ def test_parallel_chat_answers_each_prompt_on_a_conversation_of_its_own(
     assert [len(durable.get_turns(i)) for i in ids] == [2, 4, 2]
 
 
+def test_parallel_chat_reports_the_turns_it_waits_for_as_they_finish(
+    server: LoopbackServer, launch: Callable[[], None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    parallel_chat(durable, ["hi", "hi"], conversation_ids=["q-0", "q-1"])
+    shown = capsys.readouterr().err  # not a terminal: one plain line at the end
+    assert "Waiting for 2 queued conversations: 2/2 (100%)" in shown
+    assert "2 done | 0 failed" in shown
+
+
+def test_parallel_chat_with_echo_none_shows_no_progress(
+    server: LoopbackServer, launch: Callable[[], None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    parallel_chat(durable, ["hi"], conversation_ids=["r-0"], echo="none")
+    assert capsys.readouterr().err == ""
+
+
 def test_follow_reads_a_running_turn_from_the_start_until_it_ends(
     server: LoopbackServer, launch: Callable[[], None]
 ) -> None:
