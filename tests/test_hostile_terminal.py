@@ -9,7 +9,9 @@ before the echo or the console chat writes it; the library's own styling stays.
 from __future__ import annotations
 
 import io
+import logging
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -184,3 +186,63 @@ def test_text_that_is_not_unicode_never_crashes_the_echo() -> None:
     echo.text("caf\udce9")
     echo.finish()
     assert "caf\ufffd" in output.getvalue()
+
+
+# -- what we print or log besides the echo: warnings, log lines, a result printed with rich --
+
+
+def test_the_load_warning_names_the_files_tools_without_control_sequences(
+    tmp_path: Path,
+) -> None:
+    from chatlas_like import AssistantTurn, Chat, ContentToolRequest, UserTurn
+    from chatlas_like.providers._anthropic.provider import AnthropicProvider
+
+    chat = Chat(AnthropicProvider(model="m", api_key="k"))
+    request = ContentToolRequest(id="toolu_1", name=f"tool{CLIPBOARD}{TITLE}", arguments={})
+    chat.set_turns([UserTurn(["Go"]), AssistantTurn([request])])
+    chat.save(tmp_path / "chat.json")
+    with pytest.warns(UserWarning, match="the history calls tools not given") as caught:
+        Chat.load(tmp_path / "chat.json", api_key="k")
+    for warning in caught:
+        assert_clean(str(warning.message))
+
+
+def test_the_include_tools_warning_names_the_servers_tools_without_control_sequences() -> None:
+    import asyncio
+    import sys
+
+    from .mcp_fixtures import QUIET, SERVERS, offline_chat
+
+    chat = offline_chat()
+    registering = chat.register_mcp_tools_stdio_async(
+        command=sys.executable,
+        args=[str(SERVERS / "hostile.py"), "ansi"],
+        include_tools=["nope"],
+        transport_kwargs=dict(QUIET),
+    )
+    with chat, pytest.warns(UserWarning, match="has no tool named 'nope'") as caught:
+        asyncio.run(asyncio.wait_for(registering, 60))
+    for warning in caught:
+        assert_clean(str(warning.message))
+
+
+def test_the_log_line_of_a_tool_call_carries_no_control_sequences(
+    serve: Callable[..., LoopbackServer], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="chatlas_like")
+    chat = make_chat(serve([Reply.tool_call(f"ev{TITLE}il{CLIPBOARD}", {}), Reply.text("ok")]))
+    chat.chat("Go", echo="none")
+    lines = [record.getMessage() for record in caplog.records]
+    assert any(line.startswith("tool evil") for line in lines)
+    for line in lines:
+        assert_clean(line)
+
+
+def test_a_result_printed_with_rich_carries_no_control_sequences() -> None:
+    from chatlas_like import ContentToolRequest
+
+    console, output = terminal()
+    request = ContentToolRequest(id="toolu_1", name=f"ev{TITLE}il", arguments={"q": CLEAR})
+    console.print(ContentToolResult(value=f"result {PAYLOAD}", request=request))
+    assert_clean(output.getvalue())
+    assert "result" in output.getvalue()

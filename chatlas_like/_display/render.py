@@ -46,6 +46,7 @@ from .._core.content import (
 )
 from .._core.redact import safe_description
 from .._core.renderers import register
+from .._core.terminal_safe import safe
 from .._core.tool_result import ContentToolResult
 from .._observe.tokens import format_tokens
 
@@ -768,6 +769,11 @@ def result_tag(result: ContentToolResult) -> Any:
     return HTML(result_html(result))
 
 
+def _printable_result(result: ContentToolResult) -> Any:
+    """``result.__rich__()``: printed by whoever holds the result, so made safe here."""
+    return safe(result_rich(result))
+
+
 # Content types reach these through the table (they never import this module).
 register(
     content_html=content_html,
@@ -776,6 +782,6 @@ register(
     format_result=format_result,
     request_tag=request_tag,
     result_html=result_html,
-    result_rich=result_rich,
+    result_rich=_printable_result,
     result_tag=result_tag,
 )

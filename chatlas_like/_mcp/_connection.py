@@ -26,12 +26,13 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
-import logging
 from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, suppress
 from typing import Any, TypeVar
 
 from .._core.errors import McpServerError
+from .._core.terminal_safe import strip_controls
+from .._observe.log import child
 from .._tools.workers import background_loop
 from ._stdio import StreamBroken
 
@@ -46,7 +47,7 @@ __all__ = [
 
 T = TypeVar("T")
 Transport = Callable[[], AbstractAsyncContextManager[Any]]
-_log = logging.getLogger("chatlas_like.mcp")
+_log = child("mcp")
 _EXIT_SECONDS = 10.0
 REGISTER_SECONDS = 60.0
 MAX_TOOLS = 10_000
@@ -343,7 +344,7 @@ def _describe(error: BaseException | None) -> str:
         return "no reason given"
     if isinstance(error, asyncio.CancelledError):
         return "the connection was cancelled"
-    message = str(error).strip()
+    message = strip_controls(str(error).strip())  # a server's words, printed with errors
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from .._core.terminal_safe import strip_controls
 from .._core.tool_result import ContentToolResult
 from .._tools.tool import ArgumentError, Tool
 
@@ -154,7 +155,8 @@ def build_tools(
             )
         except ValueError as e:
             warnings.warn(
-                f"MCP server {server!r}: tool {mcp_name!r} is not registered: {e}",
+                f"MCP server {server!r}: tool {mcp_name!r} is not registered: "
+                f"{strip_controls(str(e))}",
                 UserWarning,
                 stacklevel=4,
             )
@@ -167,9 +169,10 @@ def warn_unmatched(listed: Sequence[Any], server: str, options: ToolFilter) -> N
     for label, wanted in (("include_tools", options.include), ("exclude_tools", options.exclude)):
         unknown = [n for n in wanted if n not in names]
         if unknown:
+            listed = strip_controls(", ".join(sorted(names)))  # the server's own names
             warnings.warn(
                 f"MCP server {server!r} has no tool named {', '.join(map(repr, unknown))} "
-                f"(from {label}); its tools: {', '.join(sorted(names)) or 'none'}",
+                f"(from {label}); its tools: {listed or 'none'}",
                 UserWarning,
                 stacklevel=4,
             )

@@ -20,6 +20,11 @@ Every line goes through :func:`scrub`, the redaction tool errors get
 ``[REDACTED]``, absolute paths their file name. Bodies are cut to the chat's
 ``max_result_bytes`` after redaction. Failures are logged by their redacted message,
 never with a traceback.
+
+Tool names, ids and answers that the model or a server chose reach log lines: every
+record of the ``chatlas_like`` loggers (:func:`child` gives the others) has its control
+sequences stripped (:func:`~chatlas_like._core.terminal_safe.strip_controls`) before any
+handler sees it, so a log written to a terminal cannot set its title or clipboard.
 """
 
 from __future__ import annotations
@@ -31,17 +36,49 @@ import warnings
 from collections.abc import Mapping
 
 from .._core.redact import scrub as scrub_failure
+from .._core.terminal_safe import strip_controls
 from .._core.utf8 import cut_to_bytes, utf8_length
 
-__all__ = ["ENV_VARS", "LOGGER_NAME", "configure_from_env", "enable", "logger", "scrub"]
+__all__ = [
+    "ENV_VARS",
+    "LOGGER_NAME",
+    "child",
+    "configure_from_env",
+    "enable",
+    "logger",
+    "scrub",
+]
 
 LOGGER_NAME = "chatlas_like"
 ENV_VARS = ("CHATLAS_LIKE_LOG", "CHATLAS_LOG")
 LEVELS = {"info": logging.INFO, "debug": logging.DEBUG}
 FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
 
+
+class _Sanitised(logging.Filter):
+    """Strips control sequences from a record's message (see the module docstring)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = strip_controls(message)
+        if clean != message:  # a clean record keeps its format and arguments
+            record.msg, record.args = clean, ()
+        return True
+
+
+_SANITISED = _Sanitised()
 logger = logging.getLogger(LOGGER_NAME)
 logger.addHandler(logging.NullHandler())
+logger.addFilter(_SANITISED)
+
+
+def child(name: str) -> logging.Logger:
+    """The ``chatlas_like.<name>`` logger, its records sanitised as this module's are
+    (a logger's filters see only its own records, not those of its children)."""
+    named = logger.getChild(name)
+    if _SANITISED not in named.filters:
+        named.addFilter(_SANITISED)
+    return named
 
 
 class _ReadableHandler(logging.StreamHandler):  # pyright: ignore[reportMissingTypeArgument]

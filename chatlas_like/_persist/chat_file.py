@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 
 from .._core.errors import PersistenceError
+from .._core.terminal_safe import strip_controls
 from .._core.tool_info import ToolInfo
 from .._run.options import ChatOptions
 from .._tools.tool import Tool, ToolBuiltIn
@@ -234,7 +235,8 @@ def load_chat(
     rebuilt = provider or _provider(document["provider"], api_key, base_url, where, ignored)
     if ignored:
         warnings.warn(
-            f"{where}: ignored connection settings in the file: {', '.join(ignored)}. A chat "
+            f"{where}: ignored connection settings in the file: "
+            f"{strip_controls(', '.join(ignored))}. A chat "
             "file never chooses the endpoint, headers or client: pass Chat.load(..., "
             "base_url=...) or set ANTHROPIC_BASE_URL",
             UserWarning,
@@ -419,7 +421,8 @@ def warn_missing_tools(turns: Sequence[Turn], tools: Iterable[str], where: str) 
     missing = sorted(called - set(tools))
     if missing:
         warnings.warn(
-            f"{where}: the history calls tools not given to Chat.load: {', '.join(missing)}; "
+            f"{where}: the history calls tools not given to Chat.load: "
+            f"{strip_controls(', '.join(missing))}; "
             "if the model calls them again they are refused",
             UserWarning,
             stacklevel=3,
