@@ -57,6 +57,8 @@ def model(body: dict[str, Any]) -> Reply:
 def _dbos(url: str, executor_id: str | None = None) -> None:
     from dbos import DBOS
 
+    from chatlas_like.durable import sqlite_engine
+
     config: dict[str, Any] = {
         "name": "bench-durable",
         # DBOS's default version hashes the source of every workflow registered in the
@@ -68,6 +70,10 @@ def _dbos(url: str, executor_id: str | None = None) -> None:
     }
     if executor_id is not None:
         config["executor_id"] = executor_id
+    if url.endswith("#wal"):  # the engine chatlas_like.durable.sqlite_engine() makes
+        url = url.removesuffix("#wal")
+        config["system_database_url"] = url
+        config["system_database_engine"] = sqlite_engine(url.removeprefix("sqlite:///"))
     DBOS(config=config)  # pyright: ignore[reportArgumentType]
 
 
@@ -98,6 +104,7 @@ def overhead(rounds: int) -> dict[str, Any]:
     ):
         backends = {
             "sqlite": f"sqlite:///{Path(tmp) / 'dbos.sqlite'}",
+            "sqlite-wal": f"sqlite:///{Path(tmp) / 'dbos-wal.sqlite'}#wal",
             "postgres": pg.create_database().replace("postgresql://", "postgresql+psycopg://", 1),
         }
         for backend, url in backends.items():
@@ -167,8 +174,8 @@ def _growth(backend: str, url: str, one_round: Callable[[], Any], rounds: int) -
 
 
 def _size(backend: str, url: str) -> int:
-    if backend == "sqlite":
-        path = url.removeprefix("sqlite:///")
+    if backend.startswith("sqlite"):
+        path = url.removeprefix("sqlite:///").removesuffix("#wal")
         with sqlite3.connect(path) as conn:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             pages = conn.execute("PRAGMA page_count").fetchone()[0]

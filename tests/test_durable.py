@@ -169,6 +169,34 @@ def test_parallel_chat_answers_each_prompt_on_a_conversation_of_its_own(
     assert [len(durable.get_turns(i)) for i in ids] == [2, 4, 2]
 
 
+def test_a_durable_chat_runs_on_the_wal_engine_sqlite_engine_makes(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from dbos import DBOS
+
+    from chatlas_like.durable import sqlite_engine
+
+    durable = durable_chat(server)
+    path = tmp_path / "wal.sqlite"
+    DBOS(
+        config={
+            "name": "durable-tests",
+            "system_database_url": f"sqlite:///{path}",
+            "system_database_engine": sqlite_engine(path),
+            "log_level": "WARNING",
+        }
+    )
+    DBOS.launch()
+    try:
+        assert str(durable.chat("Is card 42 valid?", conversation_id="w-1")) == ANSWER
+    finally:
+        DBOS.destroy()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
 def test_parallel_chat_reports_the_turns_it_waits_for_as_they_finish(
     server: LoopbackServer, launch: Callable[[], None], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -21,6 +21,7 @@ from ._engine import DurableError
 from ._handle import DurableHandle, recover_executor
 from ._parallel import parallel_chat
 from ._round import INTERRUPTED_BY_CRASH, DurableWarning, safe_to_rerun
+from ._sqlite import sqlite_engine
 
 __all__ = [
     "INTERRUPTED_BY_CRASH",
@@ -31,4 +32,5 @@ __all__ = [
     "parallel_chat",
     "recover_executor",
     "safe_to_rerun",
+    "sqlite_engine",
 ]
