@@ -177,14 +177,6 @@ def test_breakpoints_sit_on_the_system_prompt_and_the_last_two_user_messages(
     assert marked == users[-2:]
 
 
-def test_without_a_system_prompt_the_tools_carry_the_first_breakpoint(serve: Any) -> None:
-    server = serve([Reply.tool_call("page", {"n": 1}), Reply.text("Done.")])
-    chat = make_chat(server)
-    chat.register_tool(page)
-    chat.chat("Go.", echo="none")
-    assert "cache_control" in server.message_requests()[-1]["tools"][-1]
-
-
 def test_each_round_reads_the_previous_rounds_prefix_from_the_cache(serve: Any) -> None:
     _, server = paged_chat(serve, rounds=6)
     meter = PromptCacheMeter()

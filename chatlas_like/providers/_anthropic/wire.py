@@ -133,8 +133,6 @@ def build_request(
             block["cache_control"] = cache_control
         body["system"] = [block]
     tools = [tool_definition(t) for t in spec.tools]
-    if tools and cache_control is not None and not system:  # the tools are the stable head
-        tools[-1] = {**tools[-1], "cache_control": cache_control}
     output_config: dict[str, Any] = {"effort": effort} if effort else {}
     if spec.data_model is not None:
         if structured_mode(model, structured, spec.data_model) == "native":
@@ -288,7 +286,7 @@ def _place_breakpoints(messages: list[dict[str, Any]], cache_control: dict[str, 
     """Prompt-cache breakpoints on the conversation: at its end, where this request's
     prefix will be read back by the next one, and at the end of the previous request,
     so a round that adds many blocks (parallel calls) still finds it within the API's
-    20-block lookback. With the system prompt's (or the tools') breakpoint: 3 of 4."""
+    20-block lookback. With the system prompt's breakpoint: 3 of the API's 4."""
     users = [i for i, m in enumerate(messages) if m["role"] == "user"]
     if not users or users[-1] != len(messages) - 1:
         return  # a prefill ends the conversation: nothing after it to cache for
