@@ -195,3 +195,35 @@ def test_a_malformed_tool_result_is_refused_naming_it(tmp_path: Path) -> None:
     path = tamper(saved_chat(tmp_path), bad_result)
     with pytest.raises(PersistenceError, match=r"turns.turns\[1\].contents\[0\]"):
         Chat.load(path, api_key=TEST_KEY)
+
+
+# -- limits come from the code that loads, not from the file ----------------------------------
+
+
+def raise_limits(document: dict[str, Any]) -> None:
+    document["options"].update(max_result_bytes=2**40, max_retries=10**6, max_tool_rounds=None)
+
+
+def test_a_chat_file_cannot_raise_the_loaders_limits(tmp_path: Path) -> None:
+    path = tamper(saved_chat(tmp_path), raise_limits)
+    with pytest.warns(UserWarning, match="ignored limits looser than the defaults") as caught:
+        chat = Chat.load(path, api_key=TEST_KEY)
+    assert (chat.options.max_result_bytes, chat.options.max_retries) == (100_000, 3)
+    assert chat.options.max_tool_rounds == 25
+    message = str(caught[0].message)
+    assert "max_result_bytes=1099511627776" in message and "max_tool_rounds=None" in message
+
+
+def test_a_chat_file_may_tighten_a_limit(tmp_path: Path) -> None:
+    path = tamper(saved_chat(tmp_path), lambda d: d["options"].update(max_result_bytes=2_000))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        chat = Chat.load(path, api_key=TEST_KEY)
+    assert chat.options.max_result_bytes == 2_000
+
+
+def test_the_loading_code_raises_a_limit_itself(tmp_path: Path) -> None:
+    path = tamper(saved_chat(tmp_path), raise_limits)
+    with pytest.warns(UserWarning, match="ignored limits"):
+        chat = Chat.load(path, api_key=TEST_KEY, max_result_bytes=1_000_000)
+    assert chat.options.max_result_bytes == 1_000_000

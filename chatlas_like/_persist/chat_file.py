@@ -24,6 +24,12 @@ sampling parameters (``temperature``, ``top_p``, ``top_k``, ``max_tokens``,
 ``stop_sequences``) are taken from ``params``. Every field is checked as it is read: a
 malformed one raises :class:`PersistenceError` naming it.
 
+Nor does a file choose the loader's limits (``max_result_bytes``, ``max_retries``,
+``max_tool_rounds``... see :data:`LIMITS`): a saved limit is taken only when it is at
+least as tight as the default; one that would loosen it (``max_result_bytes=2**40``,
+``max_retries=10**6``, ``max_tool_rounds=None``) is ignored with one warning. The code
+that loads raises limits: ``Chat.load(path, max_result_bytes=...)``.
+
 A loaded chat continues under a new ``run_id`` of its own: ``parent_runs`` lists the
 runs its earlier results were stored under (nearest first), which it may page through
 but never writes; sequence numbers carry on from ``last_sequence``.
@@ -65,6 +71,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHAT_FORMAT",
     "CHAT_VERSION",
+    "LIMITS",
     "ChatFile",
     "in_saved_order",
     "load_chat",
@@ -93,6 +100,19 @@ _TOP_FIELDS = {
     "last_sequence": "int | None",
 }
 _REQUIRED = ("provider", "run_id", "turns")
+# Options that bound what a chat may spend or keep: smaller (or a number rather than
+# None) is tighter. A file may tighten them, never loosen them.
+LIMITS = frozenset(
+    {
+        "max_tool_rounds",
+        "max_tokens_per_chat",
+        "max_concurrency",
+        "tool_timeout",
+        "max_result_bytes",
+        "store_max_bytes",
+        "max_retries",
+    }
+)
 
 # Called with the temporary file's path after it is written and fsynced, before the
 # rename: a seam for tests that kill the process mid-save.
@@ -343,7 +363,33 @@ def _saved_options(data: dict[str, Any] | None, where: str) -> dict[str, Any]:
                 problem = str(e)
         if problem is not None:
             raise PersistenceError(f"{where}: options.{name}: {problem}")
-    return known
+    return _within_limits(known, where)
+
+
+def _within_limits(options: dict[str, Any], where: str) -> dict[str, Any]:
+    """``options`` without the limits that are looser than the defaults (one warning)."""
+    defaults = ChatOptions()
+    looser = {
+        name: value
+        for name, value in options.items()
+        if name in LIMITS and _looser(value, getattr(defaults, name))
+    }
+    if looser:
+        shown = ", ".join(f"{name}={value!r}" for name, value in looser.items())
+        warnings.warn(
+            f"{where}: ignored limits looser than the defaults: {shown}. A chat file never "
+            "raises the limits of the code that loads it: pass them to Chat.load(path, "
+            "...) to raise them",
+            UserWarning,
+            stacklevel=5,  # Chat.load's caller
+        )
+    return {name: value for name, value in options.items() if name not in looser}
+
+
+def _looser(value: Any, default: Any) -> bool:
+    if value is None:
+        return default is not None  # None is no limit at all
+    return default is not None and value > default
 
 
 def _saved_params(data: dict[str, Any] | None, where: str, ignored: list[str]) -> dict[str, Any]:
