@@ -261,8 +261,13 @@ class _Pipe:
             await _exited(process, _EXIT_SECONDS)
         with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdout.aclose()
-        with suppress(OSError, ProcessLookupError):
-            await process.aclose()
+        # Not process.aclose(): it waits for the pipes' end too, which a child that kept
+        # them open would put off forever. The transport is closed as the mcp package does.
+        transport = getattr(getattr(process, "_process", None), "_transport", None)
+        close = getattr(transport, "close", None)
+        if callable(close):
+            with suppress(PermissionError):
+                close()
 
 
 async def _exited(process: Any, seconds: float) -> bool:
