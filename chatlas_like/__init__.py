@@ -125,6 +125,7 @@ __all__ = [
     "RestoredToolError",
     "ServerError",
     "SqliteStore",
+    "StoreBusyError",
     "StoreError",
     "StoreWarning",
     "StreamController",
@@ -190,6 +191,7 @@ if TYPE_CHECKING:
     from ._store import (
         PostgresStore,
         SqliteStore,
+        StoreBusyError,
         StoreError,
         StoreWarning,
         ToolResultRecord,
@@ -226,6 +228,7 @@ _LAZY: dict[str, str] = {
     "tool_web_search": "providers._anthropic.server_tools",
     "PostgresStore": "_store",
     "SqliteStore": "_store",
+    "StoreBusyError": "_store",
     "StoreError": "_store",
     "StoreWarning": "_store",
     "ToolResultRecord": "_store",
