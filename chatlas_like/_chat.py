@@ -517,8 +517,10 @@ class Chat:
         namespace
             Put ``namespace_`` in front of each tool's name, to tell servers apart.
         transport_kwargs
-            Options of the server process (``env``, ``cwd``, ``encoding``...) and
-            ``errlog``, the file its standard error goes to.
+            Options of the server process (``env``, ``cwd``, ``encoding``...),
+            ``errlog`` (the file its standard error goes to), ``max_message_bytes``
+            (the largest message read from it, 32 MiB by default) and
+            ``register_timeout`` (seconds to start, initialise and list, 60 by default).
         force
             Replace registered tools of the same names instead of raising.
         timeout
@@ -556,8 +558,8 @@ class Chat:
         ``"http://127.0.0.1:8000/mcp"``); ``transport_kwargs`` are ``headers``,
         ``auth`` and ``timeout`` for the HTTP client, or ``http_client`` (an
         ``httpx2.AsyncClient``) and the options of the ``mcp`` package's
-        ``streamable_http_client``. Closing the session ends it on the server, which
-        keeps running.
+        ``streamable_http_client``, and ``register_timeout`` as
+        for stdio. Closing the session ends it on the server, which keeps running.
         """
         from ._mcp import ToolFilter, http_connection, require_mcp
 
