@@ -10,7 +10,6 @@ are translated into :mod:`chatlas_like._core.errors` in one place per provider.
 
 from __future__ import annotations
 
-import mimetypes
 import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -164,6 +163,8 @@ class FileSource:
         else:
             name = Path(str(getattr(file, "name", "") or "upload")).name
             data = file.read()
+        import mimetypes  # only an upload needs it
+
         guessed = mimetypes.guess_type(name)[0]
         return cls(name, data, mime_type or guessed or "application/octet-stream")
 
