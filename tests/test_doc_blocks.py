@@ -7,7 +7,8 @@ examples open (``photo.jpg``, ``report.pdf``, ``prompts/summary.md``), with
 is sent the way Claude would in shape: it calls each chat's first tool once, with
 arguments made from the tool's schema, answers the results, fills structured output
 from the schema, and thinks when thinking is on. Top-level ``await`` works, as in a
-notebook.
+notebook. Every name a block uses is defined in the block: its symbol tables are read,
+so a name inside a function the docs model never calls counts too.
 
 A block that cannot run here carries a mark on the line above its fence, with the
 reason: ``<!-- docs-test: skip: REASON -->``. Keep such marks rare.
@@ -17,7 +18,9 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import builtins
 import re
+import symtable
 import sys
 import types
 from collections.abc import Iterator, Mapping
@@ -172,6 +175,46 @@ def test_a_skipped_block_is_rare_and_says_why() -> None:
     skipped = [b for b in BLOCKS if b.skip is not None]
     assert len(skipped) <= 3, [b.name for b in skipped]
     assert all(len(b.skip or "") >= 20 for b in skipped)
+
+
+def undefined_names(code: str, filename: str) -> set[str]:
+    """The names ``code`` reads that it never defines (nor Python's builtins do).
+
+    A name read at the top level fails when the block runs; one read only inside a
+    function the block defines fails only if that function is called, which the docs
+    model may never do (it calls a chat's first tool once). Reading the symbol tables
+    finds both without running anything.
+    """
+    top = symtable.symtable(code, filename, "exec")
+    defined = {
+        s.get_name()
+        for s in top.get_symbols()
+        if s.is_assigned() or s.is_imported() or s.is_namespace()
+    }
+    known = defined | set(dir(builtins)) | {"__name__", "__file__"}
+
+    def missing(table: symtable.SymbolTable) -> Iterator[str]:
+        for symbol in table.get_symbols():
+            read_here = symbol.is_referenced() and (table is top or symbol.is_global())
+            if read_here and symbol.get_name() not in known:
+                yield symbol.get_name()
+        for child in table.get_children():
+            yield from missing(child)
+
+    return set(missing(top))
+
+
+def test_undefined_names_are_found_inside_functions_never_called() -> None:
+    code = (
+        "import json\n\n\ndef check(item):\n    return STOCK[item], json.dumps(item), len(item)\n"
+    )
+    assert undefined_names(code, "example") == {"STOCK"}
+
+
+# A skipped block is a fragment continuing the one before it: it may use that one's names.
+@pytest.mark.parametrize("block", [b for b in BLOCKS if b.skip is None], ids=lambda b: b.name)
+def test_a_python_block_defines_every_name_it_uses(block: Block) -> None:
+    assert not undefined_names(block.code, block.name)
 
 
 @pytest.fixture
