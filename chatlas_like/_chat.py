@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy as _copy
 import os
+import sys
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -826,7 +827,7 @@ class Chat:
             The answer's text (``str(response)``).
         """
         run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options)
-        response = ChatResponse(drive(self._turn_loop(run, prompt), sender))
+        response = ChatResponse(drive(self._turn_loop(run, prompt), sender), echoed=_shows(echo))
         response.get_content()
         return response
 
@@ -900,7 +901,9 @@ class Chat:
     ) -> ChatResponseAsync:
         """The async :meth:`chat`: tools run without blocking the event loop."""
         run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options)
-        response = ChatResponseAsync(drive_async(self._turn_loop(run, prompt), sender))
+        response = ChatResponseAsync(
+            drive_async(self._turn_loop(run, prompt), sender), echoed=_shows(echo)
+        )
         await response.get_content()
         return response
 
@@ -1423,6 +1426,12 @@ def _mcp_filter(
     return make(included, excluded, namespace, timeout)
 
 
+def _shows(echo: EchoOption | EchoSink) -> bool:
+    """Whether ``echo`` shows the answer where the caller is (a sink of the caller's own
+    may send it anywhere: its answer still displays)."""
+    return isinstance(echo, str) and echo != "none"
+
+
 def _prompt(args: Sequence[Content | str]) -> Turn | None:
     if not args:
         return None
@@ -1436,12 +1445,26 @@ def _answer_dangling(run: Run) -> None:
 
 
 class ChatResponse:
-    """The answer of :meth:`Chat.chat`: ``str(response)`` is its text."""
+    """The answer of :meth:`Chat.chat`: ``str(response)`` is its text.
 
-    def __init__(self, chunks: Iterator[Any]) -> None:
+    In IPython (a notebook, a Jupyter console) a response displays as Markdown, except
+    in the cell whose echo already showed it: there it shows nothing more, so a chat
+    call as a cell's last expression shows its answer once. Displayed in a later cell,
+    or after ``echo="none"``, it shows as Markdown.
+
+    Parameters
+    ----------
+    chunks
+        The answer's chunks (text chunks are kept; other items are passed over).
+    echoed
+        Whether the echo shows the answer as it arrives.
+    """
+
+    def __init__(self, chunks: Iterator[Any], *, echoed: bool = False) -> None:
         self._chunks = chunks
         self._parts: list[str] = []
         self.consumed = False
+        self._echoed_in = _ipython_cell() if echoed else None
 
     def __iter__(self) -> Iterator[str]:
         for chunk in self._chunks:
@@ -1473,14 +1496,27 @@ class ChatResponse:
 
         return safe_markdown(self.get_content())  # no raw HTML or remote image in a notebook
 
+    @property
+    def _ipython_display_(self) -> Callable[[], None] | None:
+        return _shown_already(self._echoed_in)
+
 
 class ChatResponseAsync:
-    """The answer of :meth:`Chat.chat_async`."""
+    """The answer of :meth:`Chat.chat_async`; it displays as :class:`ChatResponse` does.
 
-    def __init__(self, chunks: AsyncIterator[Any]) -> None:
+    Parameters
+    ----------
+    chunks
+        The answer's chunks (text chunks are kept; other items are passed over).
+    echoed
+        Whether the echo shows the answer as it arrives.
+    """
+
+    def __init__(self, chunks: AsyncIterator[Any], *, echoed: bool = False) -> None:
         self._chunks = chunks
         self._parts: list[str] = []
         self.consumed = False
+        self._echoed_in = _ipython_cell() if echoed else None
 
     async def __aiter__(self) -> AsyncIterator[str]:
         async for chunk in self._chunks:
@@ -1511,6 +1547,31 @@ class ChatResponseAsync:
         from ._display.safe_markdown import safe_markdown
 
         return safe_markdown(self.content)  # no raw HTML or remote image in a notebook
+
+    @property
+    def _ipython_display_(self) -> Callable[[], None] | None:
+        return _shown_already(self._echoed_in)
+
+
+def _ipython_cell() -> int | None:
+    """The number of the IPython cell running now; None outside IPython."""
+    ipython = sys.modules.get("IPython")  # never imported here: loaded means running in it
+    shell = ipython.get_ipython() if ipython is not None else None
+    count = getattr(shell, "execution_count", None)
+    return count if isinstance(count, int) else None
+
+
+def _shown_already(echoed_in: int | None) -> Callable[[], None] | None:
+    """A response's ``_ipython_display_``: in the cell whose echo showed the answer, a
+    display that shows nothing (IPython then writes no ``Out``); elsewhere None, which
+    IPython ignores (it calls only a callable), so the Markdown repr shows."""
+    if echoed_in is not None and echoed_in == _ipython_cell():
+        return _show_nothing
+    return None
+
+
+def _show_nothing() -> None:
+    return None
 
 
 class ChatStream(Iterator[T]):
