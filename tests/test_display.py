@@ -182,3 +182,51 @@ def test_a_denied_call_is_marked_but_not_an_error(serve: Any) -> None:
     card = chat.get_turns()[2].tool_results[0]._repr_html_()
     assert "⊘ denied" in card and "not today" in card
     assert "outcome-denied" in card
+
+
+def test_an_assistant_turn_holding_only_a_tool_call_renders_no_empty_heading(serve: Any) -> None:
+    server = serve([Reply.tool_call("lookup", {"city": "Paris"}), Reply.text("Sunny.")])
+    chat = make_chat(server)
+    chat.register_tool(lookup)
+    chat.chat("Weather?", echo="none")
+    assert chat._repr_html_().count("🤖 assistant") == 1  # the answer's; the call is a card
+    assert chat._repr_markdown_().count("🤖 assistant") == 1
+
+
+def sales(rows: int) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame({"region": [f"r{i}" for i in range(rows)], "q3": range(rows)})
+
+
+def test_a_dataframe_result_shows_as_a_table_with_what_the_model_read_one_click_away() -> None:
+    card = result("success", value=sales(4))._repr_html_()
+    table, read = card.split("<details class='chatlas-like-preview'>")
+    assert '<table class="dataframe chatlas-like-dataframe">' in table
+    assert "<td>r3</td>" in table and "4 rows · 2 columns" in table
+    assert read.startswith("<summary") and "what the model read" in read
+    assert "&quot;region&quot;:&quot;r0&quot;" in read  # the records, as the model read them
+
+
+def test_a_dataframe_table_shows_its_first_rows_and_counts_the_rest() -> None:
+    card = result("success", value=sales(250))._repr_html_()
+    table = card.split("<details class='chatlas-like-preview'>")[0]
+    assert "<td>r9</td>" in table and "<td>r10</td>" not in table
+    assert "first 10 of 250 rows · 2 columns" in table
+
+
+def test_a_dataframe_table_escapes_its_labels_index_and_cells() -> None:
+    import pandas as pd
+
+    hostile = pd.DataFrame(
+        {SCRIPT: ["<img src=x onerror=alert(1)>"]}, index=pd.Index(["<b>i</b>"], name=SCRIPT)
+    )
+    card = result("success", value=hostile)._repr_html_()
+    assert "<script" not in card and "<img" not in card and "<b>i" not in card
+    assert "&lt;img src=x onerror=alert(1)&gt;" in card
+
+
+def test_a_failed_call_or_another_value_keeps_the_plain_preview() -> None:
+    for card in (result("error")._repr_html_(), result("success", value=[1, 2])._repr_html_()):
+        assert "chatlas-like-dataframe" not in card
+        assert "<div class='chatlas-like-preview'>" in card

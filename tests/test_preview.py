@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+import orjson
 from rich.console import Console
 
 from chatlas_like import ContentToolRequest, ContentToolResult
@@ -90,13 +91,32 @@ def test_the_terminal_card_ends_with_what_was_left_out() -> None:
     assert lines[-1].startswith(f"… {50 - PREVIEW_LINES} more records (")
 
 
-def test_a_record_wider_than_the_terminal_ends_in_an_ellipsis_not_a_fold() -> None:
+SALES = [
+    {"region": region, "q1": 120, "q2": 135, "q3": 150, "updated": "2024-10-01T00:00:00"}
+    for region in ("Northeast", "Southwest", "Midwest", "Pacific")
+]
+
+
+def terminal_rows(value: Any, width: int) -> list[str]:
     out = io.StringIO()
-    wide = [{"id": i, "note": "x" * 100} for i in range(2)]
-    Console(file=out, width=60).print(ContentToolResult(value=wide, request=REQUEST))
-    lines = out.getvalue().splitlines()
-    assert len(lines) == 3  # the head, one line a record
-    assert all(len(line) <= 60 and line.endswith("…") for line in lines[1:])
+    Console(file=out, width=width).print(ContentToolResult(value=value, request=REQUEST))
+    return out.getvalue().splitlines()[1:]  # after the head
+
+
+def test_records_wider_than_80_columns_wrap_between_fields_and_no_value_is_cut() -> None:
+    rows_shown = terminal_rows(SALES, 80)
+    assert all(len(row) <= 80 for row in rows_shown)
+    assert "…" not in "".join(rows_shown)
+    assert "".join(row.strip() for row in rows_shown) == orjson.dumps(SALES).decode()
+    assert rows_shown[1] == '   "updated":"2024-10-01T00:00:00"},'  # a field moved whole
+
+
+def test_a_field_wider_than_the_terminal_gets_rows_of_its_own_and_is_shown_whole() -> None:
+    wide = [{"id": i, "note": "x" * 100, "n": i} for i in range(2)]
+    rows_shown = terminal_rows(wide, 60)
+    assert all(len(row) <= 60 for row in rows_shown)
+    assert "".join(row.strip() for row in rows_shown) == orjson.dumps(wide).decode()
+    assert rows_shown[0] == '[{"id":0,'
 
 
 def test_prose_in_a_preview_wraps_between_words() -> None:

@@ -3,7 +3,9 @@
 One place decides how a tool call looks, for the terminal echo, notebooks
 (``_repr_html_`` / ``_repr_markdown_``) and Shiny (``tagify()``): a card with the tool's
 name, its arguments, the outcome (success, error, exception, refused or denied, each
-marked), a preview of what the model read, and a label on truncated results.
+marked), a preview of what the model read, and a label on truncated results. A pandas
+DataFrame is shown as a table of its first rows (pandas' own HTML, escaped), what the
+model read one click away.
 
 Previews are cut to ``PREVIEW_CHARS`` before any rendering work (escaping, styling,
 splitting into lines), so a huge result costs the same to show as a small one, however
@@ -66,6 +68,7 @@ if TYPE_CHECKING:
     from ..providers._base import Provider
 
 __all__ = [
+    "answered_ids",
     "arguments_html",
     "card_style",
     "chat_html",
@@ -74,6 +77,7 @@ __all__ = [
     "content_html",
     "content_markdown",
     "cut_sizes",
+    "dataframe_html",
     "error_html",
     "first_lines",
     "format_call",
@@ -82,12 +86,14 @@ __all__ = [
     "outcome_label",
     "preview",
     "prose_html",
+    "record_rows",
     "request_html",
     "request_tag",
     "result_html",
     "result_rich",
     "result_tag",
     "server_tool_lines",
+    "shown_contents",
     "truncation_note",
     "turn_html",
     "turn_markdown",
@@ -440,16 +446,66 @@ def result_rich(result: ContentToolResult, max_lines: int | None = PREVIEW_LINES
 
 
 def _preview_rich(text: str) -> list[Any]:
-    """The preview's lines for a terminal: a record too wide ends in "…" on its own line
-    (folding it would cut a value in two); other lines wrap between words."""
+    """The preview's lines for a terminal: a record too wide for the terminal wraps
+    between its fields (:class:`_Record`); other lines wrap between words."""
     from rich.text import Text
 
     return [
-        Text(line, style="dim", no_wrap=True, overflow="ellipsis")
-        if line.lstrip("[ ").startswith(("{", "["))
-        else Text(line, style="dim")
+        _Record(line) if line.lstrip("[ ").startswith(("{", "[")) else Text(line, style="dim")
         for line in text.split("\n")
     ]
+
+
+RECORD_INDENT = "   "  # a record's continuation rows, under its first field
+
+
+def record_rows(line: str, width: int) -> list[str]:
+    """A preview's record line as rows of at most ``width`` cells, broken after the
+    commas between its fields (never inside a value); a row holds at least one field,
+    so a field wider than ``width`` is a row of its own, which the terminal folds."""
+    from rich.cells import cell_len
+
+    if cell_len(line) <= width:
+        return [line]
+    rows: list[str] = []
+    row = ""
+    for field in _fields(line):
+        if row not in ("", RECORD_INDENT) and cell_len(row) + cell_len(field) > width:
+            rows.append(row.rstrip())
+            row = RECORD_INDENT
+        row += field.lstrip() if row == RECORD_INDENT else field
+    rows.append(row)
+    return rows
+
+
+def _fields(line: str) -> list[str]:
+    """``line`` cut after each comma between the fields of its record (depth 1)."""
+    pieces: list[str] = []
+    start = depth = 0
+    for token in _JSON_TOKEN.finditer(line):
+        mark = token.group()
+        if mark in "[{":
+            depth += 1
+        elif mark in "]}":
+            depth -= 1
+        elif mark == "," and depth == (2 if line.startswith("[") else 1):
+            pieces.append(line[start : token.end()])
+            start = token.end()
+    pieces.append(line[start:])
+    return pieces
+
+
+class _Record:
+    """A record line of a preview, wrapped between its fields to the terminal's width."""
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.text import Text
+
+        for row in record_rows(self.line, options.max_width):
+            yield Text(row, style="dim", overflow="fold")
 
 
 # -- Markdown ------------------------------------------------------------------------------
@@ -496,10 +552,14 @@ def _one_line(text: str) -> str:
 
 
 def turn_markdown(turn: Turn, *, skip: frozenset[str] = frozenset()) -> str:
-    """Markdown for one turn, headed by its role (made safe as a whole)."""
+    """Markdown for one turn, headed by its role (made safe as a whole); nothing for a
+    turn with nothing to show (its tool calls are shown by their results' cards)."""
     from .safe_markdown import safe_markdown
 
-    body = "\n\n".join(content_markdown(c) for c in _shown_contents(turn, skip))
+    shown = shown_contents(turn, skip)
+    if not shown:
+        return ""
+    body = "\n\n".join(content_markdown(c) for c in shown)
     return safe_markdown(f"**{_role_label(turn)}**\n\n{body}")
 
 
@@ -538,8 +598,8 @@ def chat_markdown(chat: ChatView) -> str:
     if chat.system_prompt:
         parts.append("> **system:** " + chat.system_prompt.replace("\n", "\n> "))
     turns = chat.get_turns()
-    answered = _answered_ids(turns)
-    parts.extend(turn_markdown(t, skip=answered) for t in turns)
+    answered = answered_ids(turns)
+    parts.extend(filter(None, (turn_markdown(t, skip=answered) for t in turns)))
     return safe_markdown("\n\n".join(parts))
 
 
@@ -663,16 +723,84 @@ def result_html(result: ContentToolResult) -> str:
     open_attr = " open" if result.is_error else ""
     what = "what the model read" if result.outcome == "success" else "message to the model"
     arguments = arguments_html(request) if request is not None else ""
+    read = f"<pre style='{_PRE}'>{_esc(preview(result))}</pre>"
+    table = dataframe_html(result.value) if result.outcome == "success" else None
+    if table is None:
+        shown = (
+            f"<div class='chatlas-like-preview'><span style='{_SMALL}'>{what}</span>{read}</div>"
+        )
+    else:  # the value as a table; what the model read (records) one click away
+        shown = (
+            f"{table}<details class='chatlas-like-preview'><summary style='cursor:pointer'>"
+            f"<span style='{_SMALL}'>{what}</span></summary>{read}</details>"
+        )
     return (
         f"<details class='chatlas-like-tool chatlas-like-tool-result outcome-{result.outcome}' "
         f"data-tool='{_esc(name)}' data-outcome='{result.outcome}'{open_attr} "
         f"style='{_CARD.format(colour=colour)}'>"
         f"<summary style='cursor:pointer'><strong class='chatlas-like-outcome' "
         f"style='color:{colour}'>{_esc(outcome_label(result))}</strong> "
-        f"<code>{_esc(call)}</code>{note_html}</summary>{arguments}"
-        f"<div class='chatlas-like-preview'><span style='{_SMALL}'>{what}</span>"
-        f"<pre style='{_PRE}'>{_esc(preview(result))}</pre></div></details>"
+        f"<code>{_esc(call)}</code>{note_html}</summary>{arguments}{shown}</details>"
     )
+
+
+TABLE_ROWS = 10
+TABLE_COLUMNS = 20
+CELL_CHARS = 80
+_TABLE_STYLE = (
+    "<style>.chatlas-like-dataframe{border-collapse:collapse;font-size:90%}"
+    ".chatlas-like-dataframe th,.chatlas-like-dataframe td{padding:2px 8px;"
+    "border-bottom:1px solid rgba(128,128,128,.25);text-align:right;vertical-align:top}"
+    "</style>"
+)
+
+
+def dataframe_html(value: Any) -> str | None:
+    """A pandas DataFrame as a table, else None: pandas' own HTML with every label and
+    cell escaped, its first ``TABLE_ROWS`` rows and ``TABLE_COLUMNS`` columns (text
+    cells cut to ``CELL_CHARS``), and a count of the rest.
+
+    pandas is not imported for it: a DataFrame exists only once pandas is loaded.
+    """
+    import sys
+
+    pd: Any = sys.modules.get("pandas")
+    if pd is None or not isinstance(value, pd.DataFrame):
+        return None
+    from pandas.api.types import is_datetime64_any_dtype, is_numeric_dtype
+
+    frame: Any = value
+    rows, columns = frame.shape
+    head = frame.head(TABLE_ROWS)
+    plain = [is_numeric_dtype(t) or is_datetime64_any_dtype(t) for t in head.dtypes]
+    try:
+        table = head.to_html(
+            escape=True,
+            border=0,
+            max_cols=TABLE_COLUMNS,
+            classes="chatlas-like-dataframe",
+            formatters=[None if kept else _cell for kept in plain],
+        )
+    except Exception:  # an odd frame: shown as the model read it, as any value
+        return None
+    return (
+        f"<div class='chatlas-like-table'>{_TABLE_STYLE}"
+        f"<div style='overflow:auto;max-height:24em'>{table}</div>"
+        f"<div style='{_SMALL}'>{_count(rows, TABLE_ROWS, 'row')} · "
+        f"{_count(columns, TABLE_COLUMNS, 'column')}</div></div>"
+    )
+
+
+def _count(total: int, shown: int, noun: str) -> str:
+    """``4 rows``, or ``first 10 of 1,200 rows`` when only ``shown`` are."""
+    if total > shown:
+        return f"first {shown:,} of {total:,} {noun}s"
+    return f"{total:,} {noun}{'' if total == 1 else 's'}"
+
+
+def _cell(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= CELL_CHARS else f"{text[:CELL_CHARS]}…"
 
 
 def inserted_html(turn: Turn) -> str:
@@ -703,7 +831,8 @@ def _role_label(turn: Turn) -> str:
     return {"user": "👤 user", "assistant": "🤖 assistant", "system": "⚙ system"}[turn.role]
 
 
-def _answered_ids(turns: Sequence[Turn]) -> frozenset[str]:
+def answered_ids(turns: Sequence[Turn]) -> frozenset[str]:
+    """The ids of the tool requests ``turns`` hold a result for."""
     return frozenset(
         result.request.id
         for turn in turns
@@ -712,15 +841,20 @@ def _answered_ids(turns: Sequence[Turn]) -> frozenset[str]:
     )
 
 
-def _shown_contents(turn: Turn, skip: frozenset[str]) -> list[Content]:
-    """The contents to show; requests answered later are shown by their result's card."""
+def shown_contents(turn: Turn, skip: frozenset[str]) -> list[Content]:
+    """The contents to show: requests in ``skip`` (answered later) are shown by their
+    result's card."""
 
     return [c for c in turn.contents if not (isinstance(c, ContentToolRequest) and c.id in skip)]
 
 
 def turn_html(turn: Turn, *, skip: frozenset[str] = frozenset()) -> str:
-    """HTML for one turn, headed by its role."""
-    body = "".join(content_html(c) for c in _shown_contents(turn, skip))
+    """HTML for one turn, headed by its role; nothing for a turn with nothing to show
+    (its tool calls are shown by their results' cards)."""
+    shown = shown_contents(turn, skip)
+    if not shown:
+        return ""
+    body = "".join(content_html(c) for c in shown)
     return (
         f"<div class='chatlas-like-turn role-{turn.role}' style='margin:8px 0'>"
         f"<div style='{_SMALL};font-weight:bold'>{_esc(_role_label(turn))}</div>{body}</div>"
@@ -740,7 +874,7 @@ def _chat_summary(chat: ChatView) -> str:
 def chat_html(chat: ChatView) -> str:
     """HTML for a whole chat: a header, the system prompt and every turn."""
     turns = chat.get_turns()
-    answered = _answered_ids(turns)
+    answered = answered_ids(turns)
     system = ""
     if chat.system_prompt:
         system = (
