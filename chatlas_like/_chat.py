@@ -234,20 +234,24 @@ class Chat:
         if include_system_prompt and turns and turns[0].role == "system":
             self.system_prompt = turns.pop(0).text
         for index, turn in enumerate(turns):
-            if turn.role == "system":
+            if isinstance(turn, SystemTurn):  # chatlas checks the class, not the role
                 raise ValueError(  # chatlas's words
                     f"Turn {index} has a role 'system', which is not allowed. The system "
                     "prompt must be set separately using the `.system_prompt` property. "
                     "Consider removing this turn and setting the `.system_prompt` "
                     "separately if you want to change the system prompt."
                 )
+        if turns and turns[0].role == "system":  # a plain Turn("system", ...): the prompt
+            self.system_prompt = turns.pop(0).text
+        if any(t.role == "system" for t in turns):
+            raise ValueError("only the first turn may be a system turn")
         self._history.replace(turns)
         answer_dangling(self._history.turns, DANGLING, self._finalizer(self.options))
 
     def add_turn(self, turn: Turn) -> None:
         """Append one turn to the conversation (a :class:`SystemTurn` is a ``ValueError``,
         as in chatlas: set :attr:`system_prompt` instead)."""
-        if turn.role == "system":
+        if isinstance(turn, SystemTurn):
             raise ValueError(  # chatlas's words
                 "Turns with the role 'system' are not allowed. The system prompt must be "
                 "set separately using the `.system_prompt` property."
