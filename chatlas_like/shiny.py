@@ -22,12 +22,14 @@ pair :func:`chat_ui` with :func:`chat_server` (a function taking a :class:`Chat`
 Each browser session gets its own copy of the chat, so histories never mix. Answers
 are rendered by :class:`ShinyEcho`, the echo sink Shiny's display implements (the same
 interface as the terminal's and the notebook's, see :class:`~chatlas_like.EchoSink`):
-text as it arrives, and one card per tool call that goes from running (its latest progress shown) to its outcome
-(rendered by the result's ``tagify()``, everything escaped), while other calls still
-run. A streamed message cannot be changed once sent, so each newer card of a call
-carries a one-rule stylesheet that hides the card it supersedes
-(:mod:`chatlas_like._display.live_cards`); a replayed history shows one card per call the
-same way. Sync tools run in worker threads, so a slow tool in one session never
+text as it arrives, and one card per tool call that goes from running (its latest
+progress shown) to its outcome (rendered by the result's ``tagify()``, everything
+escaped), while other calls still run. A streamed message cannot be changed once sent,
+so each newer card of a call carries a one-rule stylesheet that hides the card it
+supersedes, and a small page script shows it in the place of the call's first card, so
+cards stay in call order however the calls finish
+(:mod:`chatlas_like._display.live_cards`); a replayed history shows one card per call
+the same way. Sync tools run in worker threads, so a slow tool in one session never
 freezes another. A failed answer is shown in the chat as a marked box; the history is
 repaired and the session goes on.
 
@@ -59,7 +61,14 @@ from ._core.content import (
 )
 from ._core.tool_result import ContentToolResult, ContentToolResultProgress
 from ._core.turn import Turn
-from ._display.live_cards import LiveCall, call_key, running_card_html, superseding_style
+from ._display.live_cards import (
+    CARD_PLACE_JS,
+    LiveCall,
+    call_key,
+    in_place,
+    running_card_html,
+    superseding_style,
+)
 from ._display.render import content_html, error_html, inserted_html, request_html
 from ._display.sinks import make_echo, tee
 from ._run.echo import EchoSink
@@ -181,19 +190,41 @@ class _ProgressSteps:
 
 
 def _live_card(item: ContentToolRequest | ContentToolResult, steps: _ProgressSteps) -> Any:
-    """A streamed tool item as its call's one visible card: running, progressed, done."""
-    from htmltools import HTML
+    """A streamed tool item as its call's one visible card (running, progressed, done),
+    kept in the place of the call's first card (:data:`CARD_PLACE_JS`): cards stay in
+    call order however the calls finish."""
+    from htmltools import HTML, TagList
 
     if isinstance(item, ContentToolRequest):
         steps.request(item.id)
-        return HTML(running_card_html(LiveCall(item, 0.0)))
+        card = in_place(item.id, 0, running_card_html(LiveCall(item, 0.0)))
+        return TagList(_card_place_script(), HTML(card))
     if isinstance(item, ContentToolResultProgress) and item.request is not None:
         step = steps.progress(item.request.id)
         call = LiveCall(item.request, 0.0, progress=item, steps=step)
-        return HTML(superseding_style(item.request.id, step - 1) + running_card_html(call))
-    if item.request is not None:
-        steps.result(item.request.id)
-    return _result_card(item)
+        card = superseding_style(item.request.id, step - 1) + running_card_html(call)
+        return TagList(_card_place_script(), HTML(in_place(item.request.id, step, card)))
+    if item.request is None:
+        return item.tagify()
+    steps.result(item.request.id)
+    from htmltools import tags
+
+    return TagList(
+        _card_place_script(),
+        tags.div(
+            _result_card(item),
+            class_="chatlas-like-call",
+            data_chatlas_like_call=call_key(item.request.id),
+            data_chatlas_like_step="end",
+        ),
+    )
+
+
+def _card_place_script() -> Any:
+    """The page script keeping cards in call order, as a dependency (loaded once)."""
+    from htmltools import HTML, HTMLDependency, tags
+
+    return HTMLDependency("chatlas-like-cards", "1.0.0", head=tags.script(HTML(CARD_PLACE_JS)))
 
 
 def _result_card(result: ContentToolResult) -> Any:
@@ -204,6 +235,15 @@ def _result_card(result: ContentToolResult) -> Any:
     from htmltools import HTML, TagList
 
     return TagList(HTML(superseding_style(result.request.id)), result.tagify())
+
+
+def _replayed(turns: list[Turn]) -> list[Turn]:
+    """The turns a replayed history shows: not an assistant turn holding only tool
+    calls (their results' cards show them), which would be an empty message."""
+    from ._display.render import answered_ids, shown_contents
+
+    answered = answered_ids(turns)
+    return [t for t in turns if shown_contents(t, answered)]
 
 
 def _replayed_request(request: ContentToolRequest) -> str:
@@ -411,7 +451,7 @@ def chat_server(
         async def _replay() -> None:  # pyright: ignore[reportUnusedFunction]
             # A restored bookmark brings its own messages (restore runs first).
             if bookmarked is None or not bookmarked.restored:
-                for turn in earlier:
+                for turn in _replayed(earlier):
                     await component.append_message(turn)
             _replay.destroy()
 

@@ -138,7 +138,7 @@ def test_a_terminal_shows_each_running_call_with_its_elapsed_time_and_latest_pro
     echo.finish()
 
 
-def test_a_finished_call_leaves_the_live_area_while_the_other_call_stays() -> None:
+def test_a_call_finishing_first_stays_in_its_place_and_results_print_in_call_order() -> None:
     echo, output = terminal_echo(lambda: 0.0)
     echo.content(SLOW)
     echo.content(FAST)
@@ -146,12 +146,14 @@ def test_a_finished_call_leaves_the_live_area_while_the_other_call_stays() -> No
     echo.tool_started(FAST)
     before = len(output.getvalue())
     echo.content(result(FAST, "fast done"))
-    after = output.getvalue()[before:]
-    printed, _, redrawn = after.partition("fast done")
-    assert "✔ result fast(n=2)" in printed
-    assert "running slow(n=1)" in redrawn and "running fast" not in redrawn
+    drawn = output.getvalue()[before:]
+    assert "fast done" not in drawn  # held until the call asked for first is done
+    assert drawn.index("running slow(n=1)") < drawn.index("✔ result fast(n=2)")  # in place
     echo.content(result(SLOW, "slow done"))
     echo.finish()
+    printed = output.getvalue()[before:]
+    assert printed.index("slow done") < printed.index("fast done")
+    assert printed.count("slow done") == printed.count("fast done") == 1
 
 
 def test_a_call_that_finishes_within_the_grace_never_draws_the_live_area() -> None:
@@ -418,3 +420,51 @@ def test_a_chat_with_two_concurrent_tools_echoes_one_outcome_per_call(
     assert text.index("✔ result fast_tool()") < text.index("✔ result slow_tool()")  # as finished
     assert "running" not in text  # a file gets no live area
     assert text.index("🔧 fast_tool()") < text.index("✔ result")  # asked before answered
+
+
+# -- a generator tool: its yields, then its one final result ------------------------------
+
+
+def generator_call(echo: Any, final: ContentToolResult) -> None:
+    echo.content(SLOW)
+    echo.tool_started(SLOW)
+    echo.content(progress(SLOW, "step 1 of 2"))
+    echo.content(progress(SLOW, "step 2 of 2"))
+    echo.content(final)
+    echo.finish()
+
+
+def test_a_generators_running_card_ends_with_its_final_result_in_a_notebook() -> None:
+    from chatlas_like._tools.yields import combine
+
+    display = Display()
+    final = combine(SLOW, ["step 1 of 2", "step 2 of 2"])
+    generator_call(NotebookEcho("output", display), final)
+    assert display.outputs == [content_html(final)]
+    assert "✔ result" in display.outputs[0] and "step 2 of 2" in display.outputs[0]
+
+
+def test_a_generators_running_card_ends_with_its_final_result_in_shiny() -> None:
+    import shinychat
+
+    from chatlas_like._tools.yields import combine
+    from chatlas_like.shiny import register_shinychat
+
+    register_shinychat()
+    final = combine(SLOW, ["step 1 of 2", "step 2 of 2"])
+    done = shown(shinychat.message_content_chunk(final))
+    assert f".chatlas-like-live[data-call='{call_key(SLOW.id)}']{{display:none}}" in done
+    assert "chatlas-like-tool-result" in done and "step 2 of 2" in done
+
+
+def test_a_generators_status_line_ends_with_its_yields_or_its_failure_in_a_terminal() -> None:
+    from chatlas_like._tools.yields import combine
+
+    echo, output = terminal_echo(lambda: 0.0)
+    generator_call(echo, combine(SLOW, ["step 1 of 2", "step 2 of 2"]))
+    assert "✔ result" not in output.getvalue()  # its yields were its display, as in chatlas
+    assert "running" not in output.getvalue().rpartition("step 2 of 2")[2]
+    echo, output = terminal_echo(lambda: 0.0)
+    failed = ContentToolResult(error="the disk is full", request=SLOW)
+    generator_call(echo, combine(SLOW, ["step 1 of 2", failed]))
+    assert "✖ error slow(n=1)" in output.getvalue()

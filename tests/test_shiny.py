@@ -187,3 +187,14 @@ async def test_an_answer_is_echoed_where_the_app_runs_when_asked(
     chat = make_chat(server)
     _ = [piece async for piece in answer_stream(chat, "Hi", echo="text")]
     assert "Echoed answer." in capsys.readouterr().out
+
+
+def test_a_replayed_history_leaves_out_a_turn_holding_only_answered_tool_calls() -> None:
+    from chatlas_like.shiny import _replayed
+
+    asked, answered, said = AssistantTurn([REQUEST]), UserTurn([RESULT]), AssistantTurn("Done.")
+    assert _replayed([UserTurn("Look up x"), asked, answered, said]) == [
+        UserTurn("Look up x"),
+        answered,
+        said,
+    ]

@@ -59,6 +59,41 @@ def slow_report() -> str:
     return "the report is ready"
 
 
+gates = {name: threading.Event() for name in ("first", "second", "third", "halfway")}
+running = threading.Semaphore(0)
+
+
+def first() -> str:
+    """The first of three calls."""
+    running.release()
+    gates["first"].wait(timeout=120)
+    return "first done"
+
+
+def second() -> Iterator[str]:
+    """The second of three calls: reports progress."""
+    running.release()
+    gates["halfway"].wait(timeout=120)
+    yield "halfway there"
+    gates["second"].wait(timeout=120)
+    yield "second done"
+
+
+def third() -> str:
+    """The third of three calls."""
+    running.release()
+    gates["third"].wait(timeout=120)
+    return "third done"
+
+
+def quarterly_sales() -> Any:
+    """Sales by region."""
+    import pandas as pd
+
+    regions = [f"Region <{i}>" for i in range(25)]
+    return pd.DataFrame({"region": regions, "q3": range(100, 125)})
+
+
 def model(body: Mapping[str, Any]) -> Reply:
     messages: list[dict[str, Any]] = body["messages"]
     last: list[dict[str, Any]] = messages[-1]["content"]
@@ -67,10 +102,18 @@ def model(body: Mapping[str, Any]) -> Reply:
         asked = {b["id"]: b["name"] for b in messages[-2]["content"] if b["type"] == "tool_use"}
         if asked[last[0]["tool_use_id"]] == "weather":
             return Reply.text("It is **sunny** in Paris, 21 °C.", chunks=8)
+        if asked[last[0]["tool_use_id"]] == "quarterly_sales":
+            return Reply.text("Region 24 sold most.")
+        if asked[last[0]["tool_use_id"]] == "first":
+            return Reply.text("All three are done.")
         return Reply.text("The slow report is done.")
     prompt = texts[-1].lower()
     if "weather" in prompt:
         return Reply.tool_call("weather", {"city": "Paris"}, text="Let me check the weather.")
+    if "three" in prompt:
+        return Reply.tool_calls([("first", {}), ("second", {}), ("third", {})])
+    if "sales" in prompt:
+        return Reply.tool_call("quarterly_sales", {})
     if "both" in prompt:
         return Reply.tool_calls([("slow_report", {}), ("weather", {"city": "Paris"})])
     if "slow" in prompt:
@@ -84,15 +127,19 @@ def model(body: Mapping[str, Any]) -> Reply:
 def app() -> Iterator[tuple[AppServer, LoopbackServer]]:
     slow_started.clear()
     release_slow.clear()
+    for gate in gates.values():
+        gate.clear()
     with LoopbackServer(model) as api:
         chat = make_chat(api, system_prompt="Be brief.", max_retries=0)
-        chat.register_tool(weather)
-        chat.register_tool(slow_report)
+        for tool in (weather, slow_report, first, second, third, quarterly_sales):
+            chat.register_tool(tool)
         server = chat.app(launch_browser=False, bg_thread=True)
         try:
             yield server, api
         finally:
             release_slow.set()
+            for gate in gates.values():
+                gate.set()
             server.stop()
 
 
@@ -256,4 +303,81 @@ def test_a_running_card_turns_into_its_result_card_while_another_call_still_runs
     expect(page.locator(slow)).to_contain_text("✔ result")
     expect(page.locator(weather_cards)).to_have_count(1)
     assert page.evaluate("window.__pwned === undefined")
+    assert outside.blocked == []
+
+
+# The visible tool cards, top to bottom: (tool, what its outcome label says).
+CARDS_SHOWN = """() => Array.from(document.querySelectorAll('.chatlas-like-tool'))
+  .filter((card) => card.checkVisibility())
+  .map((card) => [card.getBoundingClientRect().top, card.dataset.tool,
+                  card.querySelector('.chatlas-like-outcome').textContent])
+  .sort((a, b) => a[0] - b[0])
+  .map(([, tool, label]) => [tool, label])"""
+
+
+def cards_shown(page: Any) -> list[tuple[str, str]]:
+    return [(tool, label) for tool, label in page.evaluate(CARDS_SHOWN)]
+
+
+def wait_for_cards(page: Any, expected: list[tuple[str, str]]) -> None:
+    """Wait until the page shows these cards, top to bottom; fail with what it shows."""
+    try:
+        page.wait_for_function(
+            f"(expected) => JSON.stringify(({CARDS_SHOWN})()) === JSON.stringify(expected)",
+            arg=[list(card) for card in expected],
+            timeout=WAIT_MS,
+        )
+    except Exception:
+        pytest.fail(f"the page shows {cards_shown(page)}, not {expected}")
+
+
+def test_cards_stay_in_call_order_and_update_in_place_while_calls_finish_out_of_order(
+    app: tuple[AppServer, LoopbackServer], browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    server, _ = app
+    outside = Outside()
+    page = open_page(browser, server.url, outside)
+    send(page, "Run three tools.")
+    for _ in range(3):
+        assert running.acquire(timeout=WAIT_MS / 1000)
+    run, done = "⏳ running", "✔ result"
+    wait_for_cards(page, [("first", run), ("second", run), ("third", run)])
+
+    gates["third"].set()  # the last call finishes first
+    wait_for_cards(page, [("first", run), ("second", run), ("third", done)])
+    gates["halfway"].set()  # the middle one reports progress, in its place
+    expect(page.locator(".chatlas-like-progress-line:visible")).to_contain_text("halfway")
+    wait_for_cards(page, [("first", run), ("second", run), ("third", done)])
+    gates["first"].set()
+    wait_for_cards(page, [("first", done), ("second", run), ("third", done)])
+    gates["second"].set()
+    wait_for_cards(page, [("first", done), ("second", done), ("third", done)])
+    expect(page.get_by_text("All three are done.")).to_be_visible(timeout=WAIT_MS)
+    wait_for_cards(page, [("first", done), ("second", done), ("third", done)])
+    assert outside.blocked == []
+
+
+def test_a_dataframe_result_is_a_table_with_what_the_model_read_one_click_away(
+    app: tuple[AppServer, LoopbackServer], browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    server, _ = app
+    outside = Outside()
+    page = open_page(browser, server.url, outside)
+    send(page, "What were the sales?")
+    expect(page.get_by_text("Region 24 sold most.")).to_be_visible(timeout=WAIT_MS)
+    card = page.locator(".chatlas-like-tool-result[data-tool='quarterly_sales']:visible")
+    card.locator("summary").first.click()
+    table = card.locator("table.chatlas-like-dataframe")
+    expect(table).to_be_visible()
+    expect(table.locator("tbody tr")).to_have_count(10)
+    expect(table.locator("tbody tr").first).to_contain_text("Region <0>")  # escaped, shown
+    expect(card).to_contain_text("first 10 of 25 rows · 2 columns")
+    read = card.locator("details.chatlas-like-preview")
+    expect(read.locator("pre")).to_be_hidden()  # one click away
+    read.locator("summary").click()
+    expect(read.locator("pre")).to_contain_text('"region":"Region <0>"')
     assert outside.blocked == []

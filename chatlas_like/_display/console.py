@@ -102,7 +102,7 @@ class ProgressEcho(ConsoleEcho):
                 isinstance(item, ContentToolResult)
                 and not isinstance(item, ContentToolResultProgress)
                 and item.request is not None
-                and set(self._calls.open) <= {item.request.id}
+                and not self._calls.unfinished(besides=item.request.id)
             ):
                 # The last call: the model is next.
                 self._status.waiting_since = self._calls.clock()

@@ -30,7 +30,7 @@ from typing import Any
 from .._core.terminal_safe import safe
 from .._tools.workers import leave_signals_to_main_thread
 from .live_cards import LiveCall, LiveCalls, progress_line
-from .render import format_call
+from .render import format_call, outcome_label
 
 __all__ = ["GRACE_S", "LiveArea", "StatusLines"]
 
@@ -51,9 +51,13 @@ class StatusLines:
         return self.waiting_since is not None or any(self._running())
 
     def _running(self) -> Iterator[tuple[str, LiveCall]]:
-        # Only calls that run: one asked for may still be under review, and a review
-        # hook may be asking the user at this terminal.
-        return ((i, call) for i, call in self.calls.open.items() if call.started is not None)
+        # Only calls that run or are done: one asked for may still be under review, and
+        # a review hook may be asking the user at this terminal.
+        return (
+            (i, call)
+            for i, call in self.calls.open.items()
+            if call.started is not None or call.result is not None
+        )
 
     def opened(self) -> float | None:
         """When the oldest line opened, by the calls' clock; None when there is none."""
@@ -79,6 +83,9 @@ class StatusLines:
         for spinner_id in [i for i in self._spinners if i not in self.calls.open]:
             del self._spinners[spinner_id]  # spinners live as long as their call
         for call_id, call in self._running():
+            if call.result is not None:  # done: printed once the calls before it are
+                lines.append(self._finished_line(call, now))
+                continue
             spinner = self._spinners.get(call_id)
             if spinner is None:
                 spinner = self._spinners[call_id] = Spinner("dots", style="cyan")
@@ -91,6 +98,19 @@ class StatusLines:
             spinner.update(text=text)
             lines.append(spinner)
         return Group(*lines)
+
+    @staticmethod
+    def _finished_line(call: LiveCall, now: float) -> Any:
+        from rich.text import Text
+
+        result = call.result
+        assert result is not None
+        style = "red" if result.is_error else "green"
+        return Text(
+            f"{outcome_label(result)} {format_call(call.request, CALL_CHARS)}  "
+            f"{call.elapsed(now):.1f}s",
+            style=style,
+        )
 
 
 class LiveArea:

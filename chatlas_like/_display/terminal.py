@@ -17,11 +17,13 @@ Tool calls on a terminal: each request is printed as it arrives, and the calls s
 running are shown under the output in a transient status area (one line per call with
 its elapsed time and latest progress, :mod:`chatlas_like._display.live_status`) once the oldest
 has run for a grace period (a call that ends sooner costs no drawing), redrawn on a
-clock and erased before anything else is written; a call's line is replaced by its
-result when it finishes, so results print in the order calls finish. Each method holds
+clock and erased before anything else is written. The lines stay in call order: a call
+that finishes while one asked for before it still runs shows its outcome in its line,
+and its result is printed above the area once the calls before it are done, so results
+read in call order (completion order is for delivery, not layout). Each method holds
 the area's lock while it writes, so the clock's redraws never interleave with it.
 Output that is not a terminal (a file, CI) has no status area: the request line, each
-progress item once as a plain line, and the result.
+progress item once as a plain line, and each result as it comes.
 
 ``echo=`` modes: ``"none"``; ``"text"`` (the model's text); ``"output"`` (text, tool
 requests and results); ``"all"`` (also the user's prompt).
@@ -210,6 +212,11 @@ class ConsoleEcho(EchoSink):
                 self._hide()
                 self._thinking_delta(item)
                 return
+            if isinstance(item, ContentToolResult) and not isinstance(
+                item, ContentToolResultProgress
+            ):
+                self._result(item)
+                return
             tracked = self._track(item)
             if self.mode == "text" or isinstance(item, (ContentJson, ContentCitation)):
                 if tracked:
@@ -220,9 +227,6 @@ class ConsoleEcho(EchoSink):
                 return
             if isinstance(item, ContentToolResultProgress):
                 self._progress(item)
-                return
-            if isinstance(item, ContentToolResult) and item.parts is not None:
-                self._show()  # a generator's: its yields were shown, its status line goes
                 return
             self._hide()
             self._end_line()
@@ -236,11 +240,35 @@ class ConsoleEcho(EchoSink):
             self._calls.requested(item)
         elif isinstance(item, ContentToolResultProgress):
             self._calls.progressed(item)
-        elif isinstance(item, ContentToolResult):
-            self._calls.finished(item)  # its status line goes; its result is printed
         else:
             return False
         return True
+
+    def _result(self, item: ContentToolResult) -> None:
+        """A call's outcome. With a status area, results are printed in call order: one
+        that finishes while a call asked for before it still runs is shown finished in
+        its status line, in its place, and printed once the calls before it are done.
+        Without one (a file, CI), each is printed as it comes."""
+        if self._area is None:
+            self._calls.finished(item)
+            self._print_results([item])
+        else:
+            self._print_results(self._calls.settle(item))
+        self._show()
+
+    def _print_results(self, results: list[ContentToolResult]) -> None:
+        # A generator's yields were printed, as in chatlas: its final result only when
+        # it failed, so its outcome is seen.
+        shown = [r for r in results if r.parts is None or r.outcome != "success"]
+        if self.mode == "text":
+            shown = []
+        if not shown:
+            return
+        self._hide()
+        self._end_line()
+        for result in shown:
+            self._print_content(result)
+        self._line_start = True
 
     def _print_content(self, item: Content) -> None:
         from rich.text import Text
@@ -315,7 +343,7 @@ class ConsoleEcho(EchoSink):
 
     def finish(self) -> None:
         with self._lock:
-            self._calls.clear()
+            self._print_results(self._calls.drain())
             self._status.waiting_since = None
             self._hide()
             self._end_line()
