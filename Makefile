@@ -1,6 +1,11 @@
 # make demo: the main job on a fresh machine (no API key needed).
 # make test: lint, type-check, the whole test suite, the docs and the floor smoke run,
-# installing what they need.
+# installing what they need (Python packages into .venv; PostgreSQL and Chromium with apt
+# when missing, see scripts/system-deps.sh).
+# make test SKIP_BROWSER=1: neither installs Chromium nor runs the browser tests (each
+# is reported skipped; under CI=true a skip is a failure).
+# make docs: the site in site/, to open from disk (site/index.html); make docs-serve
+# serves it on 127.0.0.1 (the search box needs a server).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -19,7 +24,9 @@ FLOOR := .venv-floor
 FLOOR_HASH := $(shell $(PYTHON) scripts/floors.py pins | sha256sum | cut -c1-16)
 FLOOR_STAMP := $(FLOOR)/.stamp-$(FLOOR_HASH)
 
-.PHONY: demo test lint typecheck pytest docs floor-smoke bench chatlas-suite system-deps clean
+DOCS_PORT ?= 8000
+
+.PHONY: demo test lint typecheck pytest docs docs-serve floor-smoke bench chatlas-suite system-deps clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -56,9 +63,16 @@ $(KERNEL_STAMP): $(DEV_STAMP)
 pytest: $(DEV_STAMP) $(KERNEL_STAMP) system-deps
 	$(PY) -m pytest -rs
 
-# The documentation site, built offline; any warning fails it.
+# The documentation site, built offline; any warning fails it. Its links name pages
+# (use_directory_urls: false), so site/index.html opens from disk.
 docs: $(DEV_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+	@echo "docs: open file://$(CURDIR)/site/index.html, or run make docs-serve for search"
+
+# The built site on 127.0.0.1 (Material's search reads its index with a request, which
+# a browser refuses from file://). Ctrl-C stops it.
+docs-serve: docs
+	$(PY) -m http.server --bind 127.0.0.1 --directory site $(DOCS_PORT)
 
 # A venv of its own with every floor installed exactly: import, demo, one tool round.
 $(FLOOR_STAMP):

@@ -45,9 +45,30 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", _loopback_only)
 
 
+def skip_browser() -> bool:
+    """Whether the user asked to skip the browser tests (``SKIP_BROWSER=1``)."""
+    return os.environ.get("SKIP_BROWSER", "") not in ("", "0")
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if skip_browser():
+        return "SKIP_BROWSER=1: the browser tests are skipped (under CI=true each skip fails)"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``SKIP_BROWSER=1`` skips every browser test, each with the reason."""
+    if skip_browser():
+        skip = pytest.mark.skip(reason="SKIP_BROWSER=1 asked to skip the browser tests")
+        for item in items:
+            if item.get_closest_marker("browser"):
+                item.add_marker(skip)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """Under CI=true a skipped cassette, database, browser or notebook test fails."""
+    """Under CI=true a skipped cassette, database, browser or notebook test fails (also
+    one that SKIP_BROWSER=1 skipped)."""
     report = yield
     if (
         os.environ.get("CI") == "true"

@@ -113,3 +113,53 @@ def test_ctrl_c_stops_a_blocking_app_quietly(tmp_path: Path) -> None:
     assert "Traceback" not in output and "KeyboardInterrupt" not in output
     assert "the chat app stopped" in output and "the script goes on" in output
     assert child.exitstatus == 0
+
+
+def test_the_readmes_first_screen_gives_the_two_commands() -> None:
+    first_screen = (ROOT / "README.md").read_text().splitlines()[:25]
+    commands = [line.split("#")[0].strip() for line in first_screen if line.startswith("make ")]
+    assert commands == ["make demo", "make test"]
+
+
+BROWSER_TEST = """
+import pytest
+
+
+@pytest.mark.browser
+def test_in_a_browser():
+    pass
+"""
+
+
+def run_a_browser_test(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """pytest in a subprocess, with this suite's hooks, on one browser test."""
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+        "markers =\n    browser: a browser test\n"
+    )
+    (tmp_path / "conftest.py").write_text(
+        "from tests.conftest import pytest_collection_modifyitems, pytest_runtest_makereport\n"
+    )
+    (tmp_path / "test_page.py").write_text(BROWSER_TEST)
+    base = {k: v for k, v in os.environ.items() if k not in ("CI", "SKIP_BROWSER")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "test_page.py"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**base, "PYTHONPATH": str(ROOT), **env},
+        check=False,
+    )
+
+
+def test_skip_browser_skips_the_browser_tests_saying_why(tmp_path: Path) -> None:
+    done = run_a_browser_test(tmp_path, SKIP_BROWSER="1")
+    assert done.returncode == 0, done.stdout
+    assert "1 skipped" in done.stdout and "SKIP_BROWSER=1 asked to skip" in done.stdout
+
+
+def test_under_ci_a_browser_test_skipped_by_skip_browser_fails(tmp_path: Path) -> None:
+    done = run_a_browser_test(tmp_path, SKIP_BROWSER="1", CI="true")
+    assert done.returncode == 1, done.stdout
+    assert "skipped under CI=true, which counts as a failure" in done.stdout
