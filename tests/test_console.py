@@ -104,6 +104,16 @@ def test_ctrl_c_stops_a_running_tool_and_the_session_goes_on(offline: pexpect.sp
     offline.expect(PROMPT)
 
 
+def test_after_ctrl_c_the_interrupted_call_has_its_outcome_line(offline: pexpect.spawn) -> None:
+    ask(offline, "wait 600 seconds")
+    offline.expect_exact("running wait(seconds=600.0)")
+    offline.sendintr()
+    offline.expect_exact("✖ error")
+    offline.expect_exact("wait(seconds=600.0)")
+    offline.expect_exact("interrupted while running")
+    offline.expect_exact("⏹ interrupted")
+
+
 def test_ctrl_d_ends_the_chat(offline: pexpect.spawn) -> None:
     # readline switches the terminal out of line mode after the prompt is drawn; an EOF
     # typed in between is swallowed by that switch, so type it again until it lands.
@@ -166,3 +176,43 @@ def test_the_answer_after_a_tool_result_follows_it_without_blank_lines(serve: An
     assert ask_chat(chat, "What is it?", echo) is True
     lines = output.getvalue().splitlines()
     assert lines[lines.index("42") + 1] == "It is 42."  # as chat() echoes it
+
+
+def test_piped_input_is_shown_on_the_prompt_line_and_the_answer_starts_below_it() -> None:
+    import subprocess
+
+    finished = subprocess.run(
+        [sys.executable, "-m", "chatlas_like", "chat", "--offline"],
+        input=f"{SALES}\nexit\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "100"},
+        check=True,
+    )
+    lines = finished.stdout.splitlines()
+    asked = lines.index(f"{PROMPT} {SALES}")
+    assert lines[asked + 1] == "Let me look up the sales figures."
+    assert lines[-1] == f"{PROMPT} exit"
+
+
+def test_the_offline_model_runs_two_calls_at_once_on_a_prompt_with_two_waits() -> None:
+    import threading
+
+    from chatlas_like import ChatAnthropic
+    from chatlas_like._cli.chat_command import OFFLINE_HINTS, offline_model
+    from chatlas_like.testing import LoopbackServer
+
+    both_running = threading.Barrier(2, timeout=30)
+
+    def wait(seconds: float) -> str:
+        """Returns once the other call runs too (else the barrier breaks)."""
+        both_running.wait()
+        return f"waited {seconds:g} seconds"
+
+    prompt = next(hint for hint in OFFLINE_HINTS if " and " in hint)
+    with LoopbackServer(offline_model) as server:
+        chat = ChatAnthropic(base_url=server.url, api_key="scripted-offline")
+        chat.register_tool(wait)
+        answer = chat.chat(prompt, echo="none")
+    assert str(answer).endswith("Done: waited 4 seconds; waited 2 seconds.")

@@ -5,7 +5,8 @@ The terminal chat itself is :func:`chatlas_like._display.console.run_chat` (also
 ``_console`` because it needs the provider, which needs ``Chat``.
 
 ``--offline`` talks to a scripted model on a loopback server (it says so) that knows
-a few prompts: the sales question of the demo, ``wait N seconds`` (a slow tool) and
+a few prompts: the sales question of the demo, ``wait N seconds`` (a slow tool),
+``wait 4 and 2 seconds`` (two calls running at once, the second finishing first) and
 ``take your time`` (a slow answer), so progress and Ctrl-C can be tried without a key.
 """
 
@@ -23,6 +24,7 @@ __all__ = ["offline_model", "run_chat_command", "wait"]
 OFFLINE_HINTS = (
     "Which region had the highest Q3 sales?",
     "wait 5 seconds",
+    "wait 4 and 2 seconds",
     "take your time",
 )
 
@@ -54,14 +56,16 @@ def offline_model(body: Mapping[str, Any]) -> Any:
         return _answer_tool(messages, demo_model, Reply)
     prompt = texts[-1]
     lowered = prompt.lower()
-    number = re.search(r"\d+(?:\.\d+)?", prompt)
+    numbers = [float(n) for n in re.findall(r"\d+(?:\.\d+)?", prompt)]
     if "sales" in lowered or "region" in lowered:
         return Reply.tool_call("quarterly_sales", {}, text="Let me look up the sales figures.")
     if "wait" in lowered:
-        seconds = float(number.group()) if number else 3.0
-        return Reply.tool_call("wait", {"seconds": seconds}, text=f"Waiting {seconds:g} seconds.")
+        waits = numbers or [3.0]  # several numbers: as many calls, run at once
+        said = " and ".join(f"{s:g}" for s in waits)
+        calls = [("wait", {"seconds": seconds}) for seconds in waits]
+        return Reply.tool_calls(calls, text=f"Waiting {said} seconds.")
     if "take your time" in lowered or "slow" in lowered:
-        seconds = float(number.group()) if number else 5.0
+        seconds = numbers[0] if numbers else 5.0
         return Reply.text("There: an answer that took its time.").slowly(seconds)
     return Reply.text(
         f"(scripted) You said: {prompt!r}. Offline, I know a few prompts: "
@@ -78,7 +82,8 @@ def _answer_tool(messages: list[dict[str, Any]], demo_model: Any, reply: Any) ->
     first: dict[str, Any] = results[0] if results else {}
     if names.get(str(first.get("tool_use_id"))) == "quarterly_sales":
         return demo_model({"messages": messages})
-    return reply.text(f"Done: {first.get('content', 'nothing came back')}.")
+    said = "; ".join(str(r.get("content", "nothing came back")) for r in results)
+    return reply.text(f"Done: {said or 'nothing came back'}.")
 
 
 def run_chat_command(*, offline: bool, model: str | None, system_prompt: str | None) -> int:

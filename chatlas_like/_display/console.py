@@ -123,11 +123,14 @@ class ProgressEcho(ConsoleEcho):
 
 
 class _Streams(Protocol):
-    """What the console chat needs of a chat: its stream (a :class:`~chatlas_like.Chat`)."""
+    """What the console chat needs of a chat: its stream and its history (a
+    :class:`~chatlas_like.Chat`)."""
 
     def stream(
         self, *args: str, content: Literal["all"], kwargs: dict[str, Any] | None = None
     ) -> Iterator[Any]: ...
+
+    def get_turns(self) -> list[Turn]: ...
 
 
 class _Quiet(ProgressEcho):
@@ -159,9 +162,10 @@ def ask(
             else:
                 echo.content(item)
     except KeyboardInterrupt:
-        echo.finish()
         if stream is not None:
             stream.close()  # repairs the history if the interrupt landed outside the stream
+            _echo_answered(chat, echo)
+        echo.finish()
         echo.console.print(
             "[bold yellow]⏹ interrupted[/] [dim]— what arrived is kept; ask the next question.[/]"
         )
@@ -180,6 +184,29 @@ def ask(
         return False
     echo.finish()
     return True
+
+
+def _echo_answered(chat: _Streams, echo: ProgressEcho) -> None:
+    """Echo how the calls still open in ``echo`` ended: a Ctrl-C that lands outside the
+    stream (in the echo's own code) leaves their answers to the stream's repair, which
+    puts them in the history but cannot yield them."""
+    waiting = echo.open_calls()
+    if not waiting:
+        return
+    turns = chat.get_turns()
+    for result in turns[-1].tool_results if turns else []:
+        if result.request is not None and result.request.id in waiting:
+            echo.content(result)
+
+
+def _typed() -> bool:
+    """Whether the prompt is read from a terminal, which echoes what is typed."""
+    import sys
+
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):  # replaced or closed
+        return False
 
 
 def run_chat(
@@ -217,6 +244,11 @@ def run_chat(
         except KeyboardInterrupt:
             console.print("\n[dim](Ctrl-D or 'exit' ends the chat)[/]")
             continue
+        if not _typed():
+            # Piped input is not echoed: show it, so the answer starts on a line of its own.
+            from rich.text import Text
+
+            console.print(safe(Text(prompt)), highlight=False)
         if not prompt.strip():
             continue
         if prompt.strip().lower() in EXIT_WORDS:

@@ -336,6 +336,11 @@ class ConsoleEcho(EchoSink):
         body = Text("\n".join(lines), style="dim")
         self.console.print(safe(Panel(body, title=title, title_align="left", expand=False)))
 
+    def open_calls(self) -> frozenset[str]:
+        """The ids of the calls whose outcome this echo has not printed yet."""
+        with self._lock:
+            return frozenset(self._calls.open)
+
     def tool_started(self, request: ContentToolRequest) -> None:
         with self._lock:
             self._calls.started(request)  # its elapsed time counts from now
