@@ -313,6 +313,20 @@ def test_a_notebook_updates_each_calls_own_card_whichever_finishes_first() -> No
     ]
 
 
+def test_a_notebook_card_shows_a_dataframe_result_as_a_table() -> None:
+    import pandas as pd
+
+    display = Display()
+    echo = NotebookEcho("output", display)
+    echo.content(SLOW)
+    frame = pd.DataFrame({"region": ["North", "South"], "q3": [150, 88]})
+    echo.content(ContentToolResult(value=frame, request=SLOW))
+    echo.finish()
+    (card,) = display.outputs
+    assert '<table class="dataframe chatlas-like-dataframe">' in card
+    assert "<td>South</td>" in card and "what the model read" in card
+
+
 def test_a_notebook_card_escapes_what_a_tool_yields() -> None:
     display = Display()
     echo = NotebookEcho("output", display)
