@@ -126,15 +126,30 @@ def docs_server() -> Iterator[LoopbackServer]:
         yield server
 
 
-@pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty folder with the files the examples open, as the working directory."""
+@pytest.fixture(scope="module")
+def example_files() -> dict[str, bytes]:
+    """The files the examples open, made once: ``{relative path: content}``."""
+    import io
+
     from PIL import Image
 
-    Image.new("RGB", (64, 48), "steelblue").save(tmp_path / "photo.jpg")
-    (tmp_path / "report.pdf").write_bytes(_pdf())
-    (tmp_path / "prompts").mkdir()
-    (tmp_path / "prompts" / "summary.md").write_text("Summarise what we know about {{ topic }}.")
+    photo = io.BytesIO()
+    Image.new("RGB", (64, 48), "steelblue").save(photo, format="jpeg")
+    return {
+        "photo.jpg": photo.getvalue(),
+        "report.pdf": _pdf(),
+        "prompts/summary.md": b"Summarise what we know about {{ topic }}.",
+    }
+
+
+@pytest.fixture
+def folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, example_files: dict[str, bytes]
+) -> Path:
+    """An empty folder with the files the examples open, as the working directory."""
+    for name, content in example_files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(content)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

@@ -47,6 +47,34 @@ def kernel() -> str:
     return KERNEL
 
 
+# A small notebook run once for several tests: the kernel's interpreter, then a chat asked
+# in the ways a user does (cells 2 to 5).
+PROBE = [
+    "import sys; print(sys.prefix); print(sys.executable)",
+    "from chatlas_like import ChatAnthropic\n"
+    "from chatlas_like.testing import LoopbackServer, Reply\n"
+    "replies = [Reply.text('First.'), Reply.text('Second.'), Reply.text('Third.')]\n"
+    "server = LoopbackServer(replies).start()\n"
+    "chat = ChatAnthropic(base_url=server.url, api_key='offline', model='claude-haiku-4-5')",
+    "chat.chat('one')",
+    "_",
+    "chat.chat('two', echo='none')",
+    "await chat.chat_async('three')",
+    "server.stop()",
+]
+
+
+@pytest.fixture(scope="module")
+def probe(kernel: str) -> list[list[Any]]:
+    """The outputs of each cell of :data:`PROBE`."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in PROBE])
+    NotebookClient(notebook, kernel_name=kernel, timeout=120).execute()
+    return [list(cell.outputs) for cell in notebook.cells]
+
+
 def test_there_are_four_notebooks() -> None:
     assert [p.name for p in NOTEBOOKS] == [
         "01-getting-started.ipynb",
@@ -64,15 +92,9 @@ def test_a_notebook_names_the_stock_python3_kernel(path: Path) -> None:
     assert (spec.name, spec.language) == ("python3", "python")
 
 
-def test_the_python3_kernel_runs_this_venvs_interpreter(kernel: str) -> None:
-    import nbformat
-    from nbclient import NotebookClient
-
-    probe = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell("import sys; print(sys.prefix); print(sys.executable)")]
-    )
-    NotebookClient(probe, kernel_name=kernel, timeout=120).execute()
-    prefix, executable = probe.cells[0].outputs[0]["text"].split()
+def test_the_python3_kernel_runs_this_venvs_interpreter(probe: list[list[Any]]) -> None:
+    (printed,) = probe[0]
+    prefix, executable = printed["text"].split()
     assert Path(prefix).resolve() == Path(sys.prefix).resolve()
     assert Path(executable).parent == Path(sys.executable).absolute().parent
 
@@ -194,50 +216,25 @@ def test_a_notebook_ends_a_cell_with_a_chat_call() -> None:
     assert any(c.cell_type == "code" and ends_with_a_chat_call(c.source) for c in cells)
 
 
-PROBE = [
-    "from chatlas_like import ChatAnthropic\n"
-    "from chatlas_like.testing import LoopbackServer, Reply\n"
-    "replies = [Reply.text('First.'), Reply.text('Second.'), Reply.text('Third.')]\n"
-    "server = LoopbackServer(replies).start()\n"
-    "chat = ChatAnthropic(base_url=server.url, api_key='offline', model='claude-haiku-4-5')",
-    "chat.chat('one')",
-    "_",
-    "chat.chat('two', echo='none')",
-    "await chat.chat_async('three')",
-    "server.stop()",
-]
-
-
-@pytest.fixture(scope="module")
-def probe(kernel: str) -> list[list[Any]]:
-    """The outputs of each cell of a small notebook that asks in the ways a user does."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in PROBE])
-    NotebookClient(notebook, kernel_name=kernel, timeout=120).execute()
-    return [list(cell.outputs) for cell in notebook.cells]
-
-
 def test_an_echoed_chat_call_as_a_cells_last_expression_adds_no_out(
     probe: list[list[Any]],
 ) -> None:
-    (echo,) = probe[1]
+    (echo,) = probe[2]
     assert echo.output_type == "display_data" and "First." in echo.data["text/html"]
 
 
 def test_an_awaited_chat_async_call_adds_no_out_to_its_echo(probe: list[list[Any]]) -> None:
-    (echo,) = probe[4]
+    (echo,) = probe[5]
     assert echo.output_type == "display_data" and "Third." in echo.data["text/html"]
 
 
 def test_an_echoed_answer_asked_for_in_a_later_cell_shows_as_markdown(
     probe: list[list[Any]],
 ) -> None:
-    (out,) = probe[2]
+    (out,) = probe[3]
     assert out.output_type == "execute_result" and out.data["text/markdown"] == "First."
 
 
 def test_an_answer_not_echoed_shows_as_markdown(probe: list[list[Any]]) -> None:
-    (out,) = probe[3]
+    (out,) = probe[4]
     assert out.output_type == "execute_result" and out.data["text/markdown"] == "Second."
