@@ -31,6 +31,7 @@ from .._core.terminal_safe import safe
 from .._tools.workers import leave_signals_to_main_thread
 from .live_cards import LiveCall, LiveCalls, progress_line
 from .render import format_call, outcome_label
+from .web_activity import WebActivity
 
 __all__ = ["GRACE_S", "LiveArea", "StatusLines"]
 
@@ -44,11 +45,14 @@ class StatusLines:
     def __init__(self, calls: LiveCalls) -> None:
         self.calls = calls
         self.waiting_since: float | None = None
+        self.web: WebActivity | None = None  # a web episode still open, since web_since
+        self.web_since: float | None = None
+        self._web_spinner: Any = None
         self._spinners: dict[str, Any] = {}
         self._waiting_spinner: Any = None
 
     def __bool__(self) -> bool:
-        return self.waiting_since is not None or any(self._running())
+        return self.waiting_since is not None or self.web is not None or any(self._running())
 
     def _running(self) -> Iterator[tuple[str, LiveCall]]:
         # Only calls that run or are done: one asked for may still be under review, and
@@ -64,6 +68,8 @@ class StatusLines:
         times = [call.started for _, call in self._running() if call.started is not None]
         if self.waiting_since is not None:
             times.append(self.waiting_since)
+        if self.web_since is not None:
+            times.append(self.web_since)
         return min(times, default=None)
 
     def __rich__(self) -> Any:
@@ -80,6 +86,8 @@ class StatusLines:
                 text=Text(f"thinking… {now - self.waiting_since:.1f}s", style="dim")
             )
             lines.append(self._waiting_spinner)
+        if self.web is not None:
+            lines.append(self._web_line())
         for spinner_id in [i for i in self._spinners if i not in self.calls.open]:
             del self._spinners[spinner_id]  # spinners live as long as their call
         for call_id, call in self._running():
@@ -98,6 +106,22 @@ class StatusLines:
             spinner.update(text=text)
             lines.append(spinner)
         return Group(*lines)
+
+    def _web_line(self) -> Any:
+        """The open web episode: chatlas's heading and what it does last."""
+        from rich.spinner import Spinner
+        from rich.text import Text
+
+        web = self.web
+        assert web is not None
+        if self._web_spinner is None:
+            self._web_spinner = Spinner("dots", style="cyan")
+        latest = f"🔍 {web.queries[-1]}" if web.queries else ""
+        if web.fetches and not latest:
+            latest = f"🌐 {web.fetches[-1].url}"
+        line = Text(f"{web.header()}  {latest}", style="cyan", no_wrap=True, overflow="ellipsis")
+        self._web_spinner.update(text=line)
+        return self._web_spinner
 
     @staticmethod
     def _finished_line(call: LiveCall, now: float) -> Any:

@@ -6,7 +6,10 @@ proportional to n however many deltas it arrives in. When a text segment ends it
 sent once more, rendered as Markdown (raw HTML escaped). Each tool call is one
 collapsible card below the text it follows: shown running when the model asks for it,
 updated in place with each progress item, and replaced by its outcome, as in the
-finished transcript (:func:`chatlas_like._display.render.chat_html`).
+finished transcript (:func:`chatlas_like._display.render.chat_html`). A provider's web
+searches and fetches are one collapsed panel per episode, as chatlas shows them
+(:mod:`chatlas_like._display.web_activity`), updated in place as the episode grows,
+ends, and has its sources cited.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from .._core.tool_result import ContentToolResult, ContentToolResultProgress
 from .._run.echo import EchoSink
 from .live_cards import LiveCalls, running_card_html
 from .render import content_html, inserted_html
+from .web_activity import WEB_ITEMS, WebActivity, web_activity_html
 
 if TYPE_CHECKING:
     from .._core.turn import Turn
@@ -34,9 +38,9 @@ if TYPE_CHECKING:
 
 __all__ = ["NotebookEcho"]
 
-# Thinking deltas would each become an output; a structured answer and citations are
-# already in the streamed text.
-_NOT_SHOWN = (ContentThinkingDelta, ContentCitation, ContentJson)
+# Thinking deltas would each become an output; a structured answer is already in the
+# streamed text.
+_NOT_SHOWN = (ContentThinkingDelta, ContentJson)
 DEFAULT_CARD_HEIGHT = "24em"  # what a card's preview is bounded by already
 GROWTH = 0.05  # re-render when the text grew by this share...
 MIN_GROWTH = 64  # ...and by at least this many characters
@@ -73,6 +77,9 @@ class NotebookEcho(EchoSink):
         self.bytes_sent = 0
         self._calls = LiveCalls(lambda: 0.0)  # no clock: a card shows no elapsed time
         self._cards: dict[str, Any] = {}  # call id -> the output of its card
+        # The latest web episode and its output (a citation may still mark it once it
+        # has ended), and whether it is still open.
+        self._web: tuple[WebActivity, Any] | None = None
 
     def user_turn(self, turn: Turn) -> None:
         if self.mode == "all":
@@ -86,9 +93,12 @@ class NotebookEcho(EchoSink):
         if self.mode == "text":
             return
         self._close_text()
+        self._close_web()
         self._show(inserted_html(turn), None)
 
     def text(self, delta: str) -> None:
+        if delta:
+            self._close_web()
         self._parts.append(delta)
         self._length += len(delta)
         if self._length - self._shown >= max(MIN_GROWTH, int(self._shown * GROWTH)):
@@ -97,10 +107,21 @@ class NotebookEcho(EchoSink):
     def content(self, item: Content) -> None:
         if self.mode == "text" or isinstance(item, _NOT_SHOWN):
             return
+        if isinstance(item, ContentCitation):
+            if self._web is not None and self._web[0].cite(item):
+                self._show_web()  # a citation marks its source, the episode open or not
+            return  # otherwise it is in the streamed text already
         if isinstance(item, ContentText):
             self.text(item.text)
             return
         self._close_text()
+        if isinstance(item, WEB_ITEMS):
+            if self._web is None or not self._web[0].is_open:
+                self._web = (WebActivity(), None)
+            self._web[0].add(item)
+            self._show_web()
+            return
+        self._close_web()
         if isinstance(item, ContentToolRequest):
             self._card(item.id, running_card_html(self._calls.requested(item)))
         elif isinstance(item, ContentToolResultProgress):
@@ -131,8 +152,22 @@ class NotebookEcho(EchoSink):
 
     def finish(self) -> None:
         self._close_text()
+        self._close_web()
         self._calls.clear()
         self._cards.clear()
+        self._web = None
+
+    def _show_web(self) -> None:
+        """Show the web episode in its own output, updated in place."""
+        assert self._web is not None
+        activity, handle = self._web
+        self._web = (activity, self._show(web_activity_html(activity), handle))
+
+    def _close_web(self) -> None:
+        """End the open web episode: its heading says what it did (chatlas's words)."""
+        if self._web is not None and self._web[0].is_open:
+            self._web[0].is_open = False
+            self._show_web()
 
     def _render_text(self) -> None:
         joined = "".join(self._parts)

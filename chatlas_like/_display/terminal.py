@@ -25,8 +25,14 @@ the area's lock while it writes, so the clock's redraws never interleave with it
 Output that is not a terminal (a file, CI) has no status area: the request line, each
 progress item once as a plain line, and each result as it comes.
 
+A provider's web searches and fetches are one panel per episode, as chatlas shows them
+(:mod:`chatlas_like._display.web_activity`): ``Searching the web…`` in the status area
+while the episode runs, and its panel (``Searched the web  (2 results)``) printed once
+it ends. Citations that arrive with the text after it are not counted there: a printed
+panel is never redrawn.
+
 ``echo=`` modes: ``"none"``; ``"text"`` (the model's text); ``"output"`` (text, tool
-requests and results); ``"all"`` (also the user's prompt).
+requests and results, web activity); ``"all"`` (also the user's prompt).
 
 What the model or a tool controls reaches a terminal without control sequences
 (:mod:`chatlas_like._core.terminal_safe`): every write below goes through ``safe()`` or
@@ -63,6 +69,7 @@ from .echo_options import EchoOptions
 from .live_cards import LiveCalls, progress_line
 from .live_status import GRACE_S, LiveArea, StatusLines
 from .render import first_lines, format_call, result_rich, server_tool_lines
+from .web_activity import WEB_ITEMS, WebActivity, web_activity_rich
 
 if TYPE_CHECKING:
     from .._core.turn import Turn
@@ -148,6 +155,7 @@ class ConsoleEcho(EchoSink):
         self._segment_at_line_start = False
         self._calls = LiveCalls(clock)
         self._status = StatusLines(self._calls)
+        self._web: WebActivity | None = None  # the web episode still open
         self._area: LiveArea | None = None
         # Held by each method below while it writes or changes what the area shows,
         # and by the area's ticker while it draws.
@@ -177,6 +185,7 @@ class ConsoleEcho(EchoSink):
         from rich.text import Text
 
         with self._lock:
+            self._close_web()
             self._hide()
             self._end_line()
             self.console.print(safe(Text("👤 ", style="bold") + Text(turn.text)))
@@ -188,6 +197,7 @@ class ConsoleEcho(EchoSink):
                 return
             from rich.text import Text
 
+            self._close_web()
             self._hide()
             self._end_line()
             label = Text(f"↳ inserted {turn.role} message: ", style="bold magenta")
@@ -198,6 +208,7 @@ class ConsoleEcho(EchoSink):
         if not delta:
             return
         with self._lock:
+            self._close_web()
             self._hide()  # raw writes must not land inside the status area
             if self._markdown:
                 if not self._segment:
@@ -208,6 +219,15 @@ class ConsoleEcho(EchoSink):
 
     def content(self, item: Content) -> None:
         with self._lock:
+            if isinstance(item, WEB_ITEMS):
+                if self.mode != "text":  # hidden with the tool calls, as in chatlas
+                    self._web_item(item)
+                return
+            if isinstance(item, ContentCitation):
+                if self._web is not None:
+                    self._web.cite(item)
+                return  # citations stay in the text
+            self._close_web()
             if isinstance(item, ContentThinkingDelta):
                 self._hide()
                 self._thinking_delta(item)
@@ -218,10 +238,10 @@ class ConsoleEcho(EchoSink):
                 self._result(item)
                 return
             tracked = self._track(item)
-            if self.mode == "text" or isinstance(item, (ContentJson, ContentCitation)):
+            if self.mode == "text" or isinstance(item, ContentJson):
                 if tracked:
                     self._show()  # a quiet echo still shows what runs
-                return  # a structured answer was echoed as its text; citations stay in the text
+                return  # a structured answer was echoed as its text
             if isinstance(item, ContentText):
                 self.text(item.text)
                 return
@@ -284,6 +304,28 @@ class ConsoleEcho(EchoSink):
             self.console.print(safe(result_rich(item, self.options.tool_result_max_lines)))
         else:
             self.console.print(safe(Text(str(item), style="dim")))
+
+    def _web_item(self, item: Content) -> None:
+        """A web search or fetch block joins the open episode (shown running in the
+        status area); its panel is printed once the episode ends."""
+        if self._web is None:
+            self._web = WebActivity()
+            self._status.web, self._status.web_since = self._web, self._calls.clock()
+        self._web.add(item)
+        self._show()
+
+    def _close_web(self) -> None:
+        """End the open web episode, if any: print its panel, as chatlas closes it."""
+        web, self._web = self._web, None
+        if web is None:
+            return
+        self._status.web = self._status.web_since = None
+        web.is_open = False
+        self._hide()
+        self._end_line()
+        panel = web_activity_rich(web, self.options.web_activity_max_sources)
+        self.console.print(safe(panel))
+        self._line_start = True
 
     def _progress(self, item: ContentToolResultProgress) -> None:
         """A generator tool's yield, on a line of its own: the yields are what the echo
@@ -348,6 +390,7 @@ class ConsoleEcho(EchoSink):
 
     def finish(self) -> None:
         with self._lock:
+            self._close_web()
             self._print_results(self._calls.drain())
             self._status.waiting_since = None
             self._hide()
