@@ -74,6 +74,10 @@ __all__ = [
     "chat_html",
     "chat_markdown",
     "chat_text",
+    "chatlas_display_value",
+    "chatlas_request_text",
+    "chatlas_result_html",
+    "chatlas_result_text",
     "content_html",
     "content_markdown",
     "cut_sizes",
@@ -903,19 +907,94 @@ def result_tag(result: ContentToolResult) -> Any:
     return HTML(result_html(result))
 
 
+# -- chatlas's own text and markup (``str()``, ``to_html()``) --------------------------------
+
+
+def chatlas_request_text(request: ContentToolRequest) -> str:
+    """``str(request)`` as chatlas gives it: a fenced block naming the call."""
+    arguments: Any = request.arguments
+    if isinstance(arguments, dict):
+        named: dict[str, Any] = arguments  # pyright: ignore[reportUnknownVariableType]
+        shown = ", ".join(
+            f'{k}="{v}"' if isinstance(v, str) else f"{k}={v}" for k, v in named.items()
+        )
+    else:
+        shown = str(arguments)
+    return f"```python\n# 🔧 tool request ({request.id})\n{request.name}({shown})\n```\n"
+
+
+def chatlas_result_text(result: ContentToolResult) -> str:
+    """``str(result)`` as chatlas gives it (its ``to_display_markdown()``)."""
+    mark = "✅ tool result" if result.outcome == "success" else "❌ tool error"
+    return f"```python\n# {mark} ({result.id})\n{chatlas_display_value(result)}\n```"
+
+
+def chatlas_display_value(result: ContentToolResult) -> str:
+    """The value as chatlas displays it: data pretty-printed (a string holding JSON
+    too), anything else as ``str()``. For a failure, what the model read: chatlas's
+    ``Tool call failed with error: '...'``, here with known secrets redacted."""
+    from pprint import pformat
+
+    if result.outcome != "success":
+        said = result.get_model_value()
+        return said if isinstance(said, str) else str(said)
+    value: Any = result.value
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return result.value
+    if isinstance(value, (dict, list)):
+        return pformat(cast(Any, value), indent=2, sort_dicts=False)
+    return str(value)
+
+
+def chatlas_result_html(result: ContentToolResult) -> str:
+    """``result.to_html()`` as chatlas writes it (``chatlas-tool-result``), escaped."""
+
+    def pre_code(code: str, label: str | None = None) -> str:
+        shown = f"<span class='input-parameter-label'>{_plain(label)}</span>" if label else ""
+        return f"<pre>{shown}<code>{_plain(code)}</code></pre>"
+
+    arguments: Any = (result.request.arguments if result.request is not None else None) or {}
+    if isinstance(arguments, dict):
+        named: dict[str, Any] = arguments  # pyright: ignore[reportUnknownVariableType]
+        given = "".join(pre_code(str(v), label=str(k)) for k, v in named.items())
+    else:
+        given = pre_code(str(arguments))
+    params = f"<strong>Input parameters:</strong>{given}" if given else ""
+    value = f"<strong>Result:</strong>{pre_code(chatlas_display_value(result))}"
+    name = _plain(result.request.name if result.request is not None else "")
+    if result.outcome == "success":
+        header = f"Result from tool call: <code>{name}</code>"
+    else:
+        header = f"❌ Failed to call tool <code>{name}</code>"
+    return (
+        f'<div class="chatlas-tool-result"><details><summary>{header}</summary>'
+        f'<div class="chatlas-tool-result-content">{value}{params}</div></details></div>'
+    )
+
+
+def _plain(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
 def _printable_result(result: ContentToolResult) -> Any:
     """``result.__rich__()``: printed by whoever holds the result, so made safe here."""
     return safe(result_rich(result))
 
 
 # Content types reach these through the table (they never import this module).
+# ``format_call``, ``format_result`` and ``result_html`` are what ``str(request)``,
+# ``str(result)`` and ``result.to_html()`` return: chatlas's text and markup, which code
+# may match on; the displays (cards, the echo) are this module's own.
 register(
     content_html=content_html,
     content_markdown=content_markdown,
-    format_call=format_call,
-    format_result=format_result,
+    format_call=chatlas_request_text,
+    format_result=chatlas_result_text,
     request_tag=request_tag,
-    result_html=result_html,
+    result_html=chatlas_result_html,
     result_rich=_printable_result,
     result_tag=result_tag,
 )
