@@ -165,11 +165,12 @@ def test_a_chat_displays_every_turn_with_one_card_per_call(serve: Any) -> None:
     page = chat._repr_html_()
     assert page.count("chatlas-like-tool-result") == 2
     assert "chatlas-like-tool-request" not in page  # shown by the result cards instead
-    assert "outcome-exception" in page and "RuntimeError: the weather service is down" in page
+    assert "outcome-exception" in page
+    assert "Tool call failed with error: &#x27;the weather service is down&#x27;" in page
     assert "<strong>sunny</strong>" in page and "Be terse." in page
     assert "<script" not in page
     text = chat._repr_markdown_()
-    assert text.startswith("**Chat** · anthropic/")
+    assert text.startswith("**Chat** · Anthropic/")
     assert '**✖ exception** `broken(city="Rome")`' in text
 
 
@@ -230,3 +231,27 @@ def test_a_failed_call_or_another_value_keeps_the_plain_preview() -> None:
     for card in (result("error")._repr_html_(), result("success", value=[1, 2])._repr_html_()):
         assert "chatlas-like-dataframe" not in card
         assert "<div class='chatlas-like-preview'>" in card
+
+
+def test_str_of_a_tool_request_and_result_is_chatlas_text() -> None:
+    request = ContentToolRequest(id="123", name="get_weather", arguments={"city": "NYC"})
+    result = ContentToolResult(value={"temp": 72}, request=request)
+    assert str(request) == '```python\n# 🔧 tool request (123)\nget_weather(city="NYC")\n```\n'
+    assert str(result) == "```python\n# ✅ tool result (123)\n{'temp': 72}\n```"
+    assert "✅ tool result (123)" in repr(UserTurn([result]))  # as chatlas's repr(turn)
+
+
+def test_str_of_a_failed_result_says_what_the_model_read_as_chatlas_does() -> None:
+    failed = ContentToolResult(error=ValueError("Test error"), request=CALL)
+    assert str(failed).startswith("```python\n# ❌ tool error (toolu_1)\n")
+    assert "Tool call failed with error" in str(failed)
+
+
+def test_to_html_is_chatlas_markup_escaped() -> None:
+    request = ContentToolRequest(id="t", name=SCRIPT, arguments={"<b>k</b>": SCRIPT})
+    html = ContentToolResult(value=SCRIPT, request=request).to_html()
+    assert html.startswith('<div class="chatlas-tool-result"><details><summary>Result from')
+    assert "<strong>Input parameters:</strong>" in html and "input-parameter-label" in html
+    assert "<script" not in html and "<b>" not in html
+    failed = ContentToolResult(error=ValueError("no"), request=CALL).to_html()
+    assert "❌ Failed to call tool <code>lookup</code>" in failed
