@@ -255,3 +255,7 @@ def test_to_html_is_chatlas_markup_escaped() -> None:
     assert "<script" not in html and "<b>" not in html
     failed = ContentToolResult(error=ValueError("no"), request=CALL).to_html()
     assert "❌ Failed to call tool <code>lookup</code>" in failed
+
+
+def test_str_of_a_result_not_yet_attached_to_its_request_does_not_raise() -> None:
+    assert str(ContentToolResult(value=[1, 2])) == "```python\n# ✅ tool result\n[1, 2]\n```"

@@ -924,9 +924,13 @@ def chatlas_request_text(request: ContentToolRequest) -> str:
 
 
 def chatlas_result_text(result: ContentToolResult) -> str:
-    """``str(result)`` as chatlas gives it (its ``to_display_markdown()``)."""
+    """``str(result)`` as chatlas gives it (its ``to_display_markdown()``). A result not
+    yet attached to its request has no id to name (chatlas raises ``ValueError``: a
+    tool printing the result it builds would crash)."""
     mark = "✅ tool result" if result.outcome == "success" else "❌ tool error"
-    return f"```python\n# {mark} ({result.id})\n{chatlas_display_value(result)}\n```"
+    if result.request is not None:
+        mark += f" ({result.request.id})"
+    return f"```python\n# {mark}\n{chatlas_display_value(result)}\n```"
 
 
 def chatlas_display_value(result: ContentToolResult) -> str:
