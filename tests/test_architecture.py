@@ -305,8 +305,8 @@ def test_content_displays_itself_when_only_its_own_module_was_imported() -> None
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "add(x=1)"
-    assert lines[1] == "✔ result add(x=1)"
+    assert lines[:3] == ["```python", "# 🔧 tool request (t1)", "add(x=1)"]  # chatlas's text
+    assert "# ✅ tool result (t1)" in done.stdout
     assert "<em>hi</em>" in done.stdout
     assert "chatlas-like-tool-result" in done.stdout
     assert lines[-1] == "HTML HTML"

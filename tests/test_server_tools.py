@@ -253,9 +253,9 @@ def test_echo_lists_the_sources_of_a_search_in_a_compact_panel(
     chat.register_tool(tool_web_search())
     chat.chat("When?")
     out = capsys.readouterr().out
-    assert "🔎 web search: 'ggplot2 release'" in out
-    assert "✔ web search: 2 sources" in out
-    assert "CRAN: Package ggplot2 — https://cran.r-project.org/package=ggplot2" in out
+    assert "Searched the web  (2 results)" in out  # chatlas's label
+    assert "🔍 ggplot2 release" in out
+    assert "CRAN: Package ggplot2" in out and "cran.r-project.org" in out
     assert out.rstrip().endswith("May 2014.")
     assert "EqQBCioIAhgBIiQ0" not in out  # the encrypted page content is never shown
 
