@@ -7,8 +7,8 @@ open tool calls are answered), and the next question works. Ctrl-D or ``exit`` e
 
 Long work shows progress in a transient status area under the output
 (:class:`ProgressEcho`): a spinner until the first token of an answer, then one line
-per running tool with its elapsed time and latest progress; each is replaced by its
-result when done. The status area is the echo's own (:mod:`chatlas_like._display.live_status`):
+per running tool with its elapsed time and latest progress, in call order; each is
+replaced by its result when done, results printed in call order. The status area is the echo's own (:mod:`chatlas_like._display.live_status`):
 it appears once the wait or a call has lasted a grace period (a quarter of a second),
 so a quick answer or call draws nothing, and it is redrawn on a clock, never per text
 delta, so output stays linear in what the model sends.

@@ -77,8 +77,8 @@ class NotebookEcho(EchoSink):
         self.bytes_sent = 0
         self._calls = LiveCalls(lambda: 0.0)  # no clock: a card shows no elapsed time
         self._cards: dict[str, Any] = {}  # call id -> the output of its card
-        # The latest web episode and its output (a citation may still mark it once it
-        # has ended), and whether it is still open.
+        # The latest web episode and its output: a citation may still mark it once it
+        # has ended (its is_open says whether it still runs).
         self._web: tuple[WebActivity, Any] | None = None
 
     def user_turn(self, turn: Turn) -> None:
