@@ -60,7 +60,12 @@ $(KERNEL_STAMP): $(DEV_STAMP)
 	$(PY) -m ipykernel install --sys-prefix >/dev/null
 	touch $@
 
+# The suite starts many Python processes (notebook kernels, the console, the demo, MCP
+# servers, crash scripts). On a machine with PYTHONDONTWRITEBYTECODE=1 none of them
+# writes bytecode, so each would compile the package again: compile it once first, as
+# an installed wheel is (compileall writes regardless; an up-to-date file is skipped).
 pytest: $(DEV_STAMP) $(KERNEL_STAMP) system-deps
+	$(PY) -m compileall -q chatlas_like tests benchmarks
 	$(PY) -m pytest -rs
 
 # The documentation site, built offline; any warning fails it. Its links name pages
