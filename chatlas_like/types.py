@@ -33,6 +33,7 @@ from ._core.content import (
     Source,
     WebSource,
 )
+from ._core.errors import ToolFailureWarning
 from ._core.missing import MISSING, MISSING_TYPE
 from ._core.tool_info import ToolInfo
 from ._core.tool_result import ContentToolResult, ContentToolResultProgress
@@ -103,6 +104,7 @@ __all__ = [
     "Tokens",
     "TokensDict",
     "ToolAnnotations",
+    "ToolFailureWarning",
     "ToolInfo",
     "ToolWebFetch",
     "ToolWebSearch",

@@ -42,7 +42,9 @@ def test_unknown_tool_is_refused_and_names_the_available_tools(serve: Any) -> No
     assert result.outcome == "refused"
     sent = _sent_result(server)
     assert sent["is_error"] is True
-    assert sent["content"] == "Unknown tool `forecast`. Available tools: explode, weather."
+    assert sent["content"] == (
+        "Tool call failed with error: 'Unknown tool `forecast`. Available tools: explode, weather.'"
+    )
 
 
 def test_arguments_that_are_not_json_are_refused(serve: Any) -> None:
@@ -55,7 +57,8 @@ def test_missing_argument_is_refused_naming_it_and_the_accepted_names(serve: Any
     result, server = _converse(serve, Reply.tool_call("weather", {"units": "kelvin"}))
     assert result.is_refusal
     assert _sent_result(server)["content"] == (
-        "Invalid arguments for `weather`: missing required argument `city`; accepted: city, units"
+        "Tool call failed with error: 'Invalid arguments for `weather`: "
+        "missing required argument `city`; accepted: city, units'"
     )
 
 
@@ -64,7 +67,8 @@ def test_wrong_typed_argument_is_refused_naming_it(serve: Any) -> None:
     assert result.is_refusal
     content = _sent_result(server)["content"]
     assert content.startswith(
-        "Invalid arguments for `weather`: argument `city`: input should be a valid string"
+        "Tool call failed with error: 'Invalid arguments for `weather`: argument `city`: "
+        "input should be a valid string"
     )
 
 
@@ -79,7 +83,9 @@ def test_a_raising_tool_becomes_an_exception_result_without_paths(serve: Any) ->
     assert result.outcome == "exception" and result.is_exception and result.is_error
     assert isinstance(result.exception, FileNotFoundError)
     assert result.exception.__traceback__ is not None
-    assert _sent_result(server)["content"] == "FileNotFoundError: notes.txt does not exist"
+    assert _sent_result(server)["content"] == (
+        "Tool call failed with error: 'notes.txt does not exist'"
+    )
 
 
 def test_history_after_each_failure_is_accepted_by_the_validator(serve: Any) -> None:

@@ -184,7 +184,9 @@ def test_a_hung_sync_tool_times_out_and_frees_its_slot(serve: Any) -> None:
         release.set()
     hung, fast = chat.get_turns()[2].tool_results
     assert hung.outcome == "error"
-    assert hung.get_model_value() == "`hang` timed out after 0.2 s; it was stopped waiting for."
+    assert hung.get_model_value() == (
+        "Tool call failed with error: '`hang` timed out after 0.2 s; it was stopped waiting for.'"
+    )
     assert fast.value == "quick"
 
 

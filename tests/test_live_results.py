@@ -371,7 +371,8 @@ def test_a_yielded_failure_decides_the_outcome_of_the_combined_result(serve: Any
     (result,) = chat.get_turns()[2].tool_results
     assert result.outcome == "error"
     block = server.message_requests()[1]["messages"][-1]["content"][0]
-    assert block["is_error"] is True and block["content"] == "the second source is down"
+    assert block["is_error"] is True
+    assert block["content"] == "Tool call failed with error: 'the second source is down'"
 
 
 # -- the echo ----------------------------------------------------------------------------------

@@ -18,12 +18,12 @@ from chatlas_like import (
     ContentDocument,
     ContentImageInline,
     ContentPDF,
-    ContentText,
     Tool,
     ToolBuiltIn,
 )
 from chatlas_like.providers._base import RequestSpec
 from chatlas_like.testing import LoopbackServer
+from chatlas_like.types import ToolFailureWarning
 
 from .conftest import TEST_KEY, Reply, make_chat
 from .mcp_fixtures import converse, kitchen_over_each, results_of, sent_results
@@ -43,16 +43,13 @@ def test_a_text_block_is_the_value_and_what_the_model_reads(
     assert sent_results(server)[0]["content"] == "hello"
 
 
-def test_several_text_blocks_keep_their_order_in_one_tool_result(
+def test_several_text_blocks_are_joined_with_newlines_as_chatlas_joins_them(
     serve: Serve, kitchen_over_each: Tools
 ) -> None:
     chat, server = converse(serve, kitchen_over_each, ("two_paragraphs", {}))
     [block] = sent_results(server)
-    assert block["content"] == [
-        {"type": "text", "text": "First."},
-        {"type": "text", "text": "Second."},
-    ]
-    assert results_of(chat)[0].value == [ContentText("First."), ContentText("Second.")]
+    assert block["content"] == "First.\nSecond."
+    assert results_of(chat)[0].value == "First.\nSecond."
 
 
 def test_an_image_is_sent_as_a_native_image_inside_the_tool_result(
@@ -90,7 +87,7 @@ def test_an_embedded_text_resource_is_a_document_titled_by_its_uri(
     assert document["type"] == "document"
     assert document["title"] == "file:///reports/q1.csv"
     assert document["source"]["data"] == "region,sales\nWest,10\n"
-    assert isinstance(results_of(chat)[0].value[0], ContentDocument)
+    assert isinstance(results_of(chat)[0].value, ContentDocument)  # one part: the value
 
 
 def test_an_embedded_pdf_is_sent_as_a_pdf_document(serve: Serve, kitchen_over_each: Tools) -> None:
@@ -98,7 +95,7 @@ def test_an_embedded_pdf_is_sent_as_a_pdf_document(serve: Serve, kitchen_over_ea
     [document] = sent_results(server)[0]["content"]
     assert document["source"]["media_type"] == "application/pdf"
     assert base64.b64decode(document["source"]["data"]).startswith(b"%PDF-1.4")
-    assert isinstance(results_of(chat)[0].value[0], ContentPDF)
+    assert isinstance(results_of(chat)[0].value, ContentPDF)
 
 
 def test_an_embedded_blob_of_another_type_is_a_stand_in_naming_uri_and_type(
@@ -121,35 +118,40 @@ def test_a_resource_link_is_a_stand_in_naming_its_uri_type_and_size(
     )
 
 
-def test_structured_content_is_the_value_sent_as_json_with_the_text_kept_in_extra(
+def test_the_model_reads_the_text_blocks_and_structured_content_stays_in_extra(
     serve: Serve, kitchen_over_each: Tools
 ) -> None:
     chat, server = converse(serve, kitchen_over_each, ("point", {"x": 3}))
     [result] = results_of(chat)
-    assert result.value == {"x": 3, "double": 6}
-    assert result.model_format == "json"
-    assert result.extra == {"content": ['{\n  "x": 3,\n  "double": 6\n}']}
-    assert sent_results(server)[0]["content"] == '{"x":3,"double":6}'
+    assert result.value == '{\n  "x": 3,\n  "double": 6\n}'
+    assert result.extra == {"structured_content": {"x": 3, "double": 6}}
+    assert sent_results(server)[0]["content"] == '{\n  "x": 3,\n  "double": 6\n}'
 
 
 def test_is_error_is_an_error_outcome_with_the_servers_message(
     serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    chat, server = converse(serve, kitchen_over_each, ("refuse", {"reason": "the disk is full"}))
+    with pytest.warns(ToolFailureWarning, match="Calling tool 'refuse' led to an error: "):
+        chat, server = converse(
+            serve, kitchen_over_each, ("refuse", {"reason": "the disk is full"})
+        )
     [result] = results_of(chat)
     assert result.outcome == "error" and result.is_error and not result.is_exception
-    assert "the disk is full" in str(result.error)
+    assert isinstance(result.error, RuntimeError) and "the disk is full" in str(result.error)
     [block] = sent_results(server)
-    assert block["is_error"] is True and "the disk is full" in block["content"]
+    assert block["is_error"] is True
+    assert block["content"] == f"Tool call failed with error: '{result.error}'"
 
 
 def test_a_servers_error_text_is_redacted_like_our_own(
     serve: Serve, kitchen_over_each: Tools, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("BILLING_API_KEY", "hunter2-very-secret")
-    _, server = converse(
-        serve, kitchen_over_each, ("refuse", {"reason": "bad key hunter2-very-secret"})
-    )
+    with pytest.warns(ToolFailureWarning) as warned:
+        _, server = converse(
+            serve, kitchen_over_each, ("refuse", {"reason": "bad key hunter2-very-secret"})
+        )
+    assert "hunter2" not in str(warned[0].message)
     content = sent_results(server)[0]["content"]
     assert "hunter2" not in content and "[REDACTED]" in content
 
@@ -157,7 +159,8 @@ def test_a_servers_error_text_is_redacted_like_our_own(
 def test_arguments_that_do_not_fit_the_servers_schema_are_refused_before_the_call(
     serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    chat, server = converse(serve, kitchen_over_each, ("point", {"x": "three", "y": 1}))
+    with pytest.warns(ToolFailureWarning, match="Invalid arguments for `point`"):
+        chat, server = converse(serve, kitchen_over_each, ("point", {"x": "three", "y": 1}))
     [result] = results_of(chat)
     assert result.outcome == "refused"
     message = sent_results(server)[0]["content"]
@@ -205,14 +208,19 @@ def test_the_result_store_keeps_an_mcp_result_whole(
 def test_a_saved_chat_with_mcp_results_loads_and_continues_without_the_server(
     serve: Serve, kitchen_over_each: Tools, tmp_path: Path
 ) -> None:
-    chat, _ = converse(
-        serve, kitchen_over_each, ("picture", {}), ("point", {"x": 1}), ("refuse", {"reason": "no"})
-    )
+    with pytest.warns(ToolFailureWarning):
+        chat, _ = converse(
+            serve,
+            kitchen_over_each,
+            ("picture", {}),
+            ("point", {"x": 1}),
+            ("refuse", {"reason": "no"}),
+        )
     chat.save(tmp_path / "chat.json")
     with pytest.warns(UserWarning, match="calls tools not given"):
         loaded = Chat.load(tmp_path / "chat.json", api_key=TEST_KEY)
     assert [r.outcome for r in results_of(loaded)] == ["success", "success", "error"]
-    assert results_of(loaded)[1].value == {"x": 1, "double": 2}
+    assert results_of(loaded)[1].value == '{\n  "x": 1,\n  "double": 2\n}'
     spec = RequestSpec()
     sent_before = chat.provider.build_request(chat.get_turns(), spec)["messages"]
     assert loaded.provider.build_request(loaded.get_turns(), spec)["messages"] == sent_before
@@ -223,7 +231,8 @@ def test_a_saved_chat_with_mcp_results_loads_and_continues_without_the_server(
 def test_display_shows_an_mcp_result_with_its_outcome(
     serve: Serve, kitchen_over_each: Tools
 ) -> None:
-    chat, _ = converse(serve, kitchen_over_each, ("refuse", {"reason": "no such user"}))
+    with pytest.warns(ToolFailureWarning):
+        chat, _ = converse(serve, kitchen_over_each, ("refuse", {"reason": "no such user"}))
     shown = str(results_of(chat)[0])
     assert "refuse" in shown and "no such user" in shown
 

@@ -221,7 +221,7 @@ async def test_an_http_server_answers_and_its_cleanup_leaves_no_connection_open(
     chat = make_chat(server)
     await chat.register_mcp_tools_http_stream_async(url=http_kitchen.url, name="web")
     await chat.chat_async("Go", echo="none")
-    assert results_of(chat)[0].value == {"x": 4, "double": 8}
+    assert results_of(chat)[0].extra["structured_content"] == {"x": 4, "double": 8}
     assert open_connections_to(http_kitchen.port) > 0
     await chat.cleanup_mcp_tools(["web"])
     assert open_connections_to(http_kitchen.port) == 0

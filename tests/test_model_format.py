@@ -378,10 +378,10 @@ def test_json_on_an_unserialisable_value_is_an_error_result_not_an_aborted_chat(
     sent = server.message_requests()[1]["messages"][-1]["content"][0]
     assert sent["is_error"] is True
     assert sent["content"] == (
-        "The tool returned a value that cannot be sent to the model: "
-        "`tests.test_model_format.NoDataMethods` has no JSON form. Return a str, a dict "
-        "or list, a dataclass or pydantic model, or a data frame, or give the class "
-        "to_dict() or __str__()."
+        "Tool call failed with error: 'The tool returned a value that cannot be sent to the "
+        "model: `tests.test_model_format.NoDataMethods` has no JSON form. Return a str, a "
+        "dict or list, a dataclass or pydantic model, or a data frame, or give the class "
+        "to_dict() or __str__().'"
     )
 
 

@@ -101,6 +101,11 @@ class Case:
     setup: Setup = _nothing
 
 
+def failed(message: str) -> str:
+    """What the model reads of a failed call, as chatlas words it."""
+    return f"Tool call failed with error: '{message}'"
+
+
 CASES = [
     Case(
         "success",
@@ -114,7 +119,7 @@ CASES = [
         "error-returned",
         Reply.tool_call("no_data", {"city": "Atlantis"}),
         "error",
-        "no data for Atlantis",
+        failed("no data for Atlantis"),
         (True, False, False),
         True,
     ),
@@ -122,7 +127,7 @@ CASES = [
         "error-timeout",
         Reply.tool_call("hang", {"city": "Paris"}),
         "error",
-        "`hang` timed out after 0.05 s; it was stopped waiting for.",
+        failed("`hang` timed out after 0.05 s; it was stopped waiting for."),
         (True, False, False),
         True,
     ),
@@ -130,7 +135,7 @@ CASES = [
         "exception",
         Reply.tool_call("crash", {"city": "Paris"}),
         "exception",
-        "ValueError: bad city Paris",
+        failed("bad city Paris"),
         (True, True, False),
         True,
     ),
@@ -138,7 +143,9 @@ CASES = [
         "refused-unknown-tool",
         Reply.tool_call("forecast", {"city": "Paris"}),
         "refused",
-        "Unknown tool `forecast`. Available tools: crash, hang, no_data, reject_inside, weather.",
+        failed(
+            "Unknown tool `forecast`. Available tools: crash, hang, no_data, reject_inside, weather."
+        ),
         (True, False, True),
         False,
     ),
@@ -146,8 +153,10 @@ CASES = [
         "refused-bad-arguments",
         Reply.tool_call("weather", {"town": "Paris"}),
         "refused",
-        "Invalid arguments for `weather`: missing required argument `city`; "
-        "unexpected argument `town`; accepted: city, units",
+        failed(
+            "Invalid arguments for `weather`: missing required argument `city`; "
+            "unexpected argument `town`; accepted: city, units"
+        ),
         (True, False, True),
         False,
     ),
@@ -159,8 +168,10 @@ CASES = [
             stop_reason="max_tokens",
         ),
         "refused",
-        "The arguments of `weather` were cut off by the max_tokens limit; "
-        "send the call again with shorter arguments.",
+        failed(
+            "The arguments of `weather` were cut off by the max_tokens limit; "
+            "send the call again with shorter arguments."
+        ),
         (True, False, True),
         False,
     ),
@@ -228,8 +239,7 @@ def test_each_outcome_reaches_the_model_the_history_and_the_callbacks(
     # the model
     assert sent["type"] == "tool_result"
     assert sent["content"] == case.sent
-    assert sent.get("is_error", False) is case.flags[0]
-    assert "is_error" not in sent or sent["is_error"] is True  # never `is_error: false`
+    assert sent["is_error"] is case.flags[0]  # always said, as chatlas says it
     # the stored result
     assert result.outcome == case.outcome
     assert (result.is_error, result.is_exception, result.is_refusal) == case.flags
@@ -377,7 +387,7 @@ async def test_a_failing_callback_becomes_an_error_result_naming_it(
     assert result.outcome == "error" and result.is_error
     sent = server.message_requests()[1]["messages"][-1]["content"][0]
     assert sent["is_error"] is True
-    assert sent["content"] == message
+    assert sent["content"] == failed(message)
 
 
 @pytest.mark.parametrize("verb", ["chat", "chat_async"])
@@ -403,7 +413,7 @@ def test_a_restored_exception_keeps_its_type_name_and_message_but_not_the_object
     assert (restored.error.type_name, restored.error.message) == ("ValueError", "bad city Paris")
     assert restored.exception is None
     assert restored.is_exception and restored.is_error
-    assert restored.get_model_value() == "ValueError: bad city Paris"
+    assert restored.get_model_value() == failed("bad city Paris")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -157,6 +157,6 @@ def test_what_the_model_reads_of_a_raising_tool_is_redacted(serve: Any) -> None:
     chat.register_tool(leaky)
     chat.chat("Go", echo="none")
     sent = server.message_requests()[1]["messages"][-1]["content"][0]
-    assert sent["content"] == "FileNotFoundError: oslo.json not found (key [REDACTED])"
+    assert sent["content"] == "Tool call failed with error: 'oslo.json not found (key [REDACTED])'"
     result = chat.get_turns()[2].tool_results[0]
     assert "/var/lib/weather" in str(result.exception)  # the run keeps the full exception

@@ -25,13 +25,16 @@
     ToolRejectError (Exception)        raised by a callback or a tool to turn a call down
     RestoredToolError (Exception)      stands in for a tool's exception after a load
 
-Warnings (the conversation goes on): ``ExpansionWarning`` (an expansion was not applied,
-the full result was sent) and ``StoreWarning`` (results that could not be stored).
+Warnings (the conversation goes on): ``ToolFailureWarning`` (RuntimeWarning, chatlas's:
+a tool call led to an error), ``ExpansionWarning`` (an expansion was not applied, the
+full result was sent) and ``StoreWarning`` (results that could not be stored).
 
 Exceptions raised by tools never escape the turn loop: they become tool results.
 """
 
 from __future__ import annotations
+
+import warnings
 
 __all__ = [
     "AuthenticationError",
@@ -51,6 +54,7 @@ __all__ = [
     "RestoredToolError",
     "ServerError",
     "StreamInterruptedError",
+    "ToolFailureWarning",
     "ToolLoopLimitError",
     "ToolRejectError",
 ]
@@ -144,9 +148,9 @@ class ProviderConnectionError(ProviderError):
 class StreamInterruptedError(ChatlasLikeError):
     """A response stream ended before the model finished its answer.
 
-    The partial assistant turn is kept in the history with
-    ``finish_reason="incomplete"`` and its tool requests are answered with refused
-    results, so the next ``chat()`` sends a valid request.
+    The partial assistant turn is kept in the history (``partial_reason`` says why;
+    its ``finish_reason`` is None, as chatlas's) and its tool requests are answered with
+    refused results, so the next ``chat()`` sends a valid request.
     """
 
 
@@ -201,6 +205,20 @@ class ToolRejectError(Exception):
         super().__init__(message)
         self.reason = reason
         self.message = message
+
+
+class ToolFailureWarning(RuntimeWarning):
+    """A tool call led to an error: ``Calling tool '<name>' led to an error: <message>``.
+
+    chatlas's warning, worded as chatlas words it, the message redacted as what the
+    model reads is. As in chatlas it is shown every time (not once per place), unless
+    a filter of yours says otherwise; no traceback is printed with it.
+    """
+
+
+# As chatlas: every failure shows, not only the first from a place. Appended, so a
+# filter the application set before (``ignore``) still wins.
+warnings.filterwarnings("always", category=ToolFailureWarning, append=True)
 
 
 class RestoredToolError(Exception):

@@ -1,10 +1,11 @@
 """What may be shown of a failure: short, without paths, without secrets.
 
-A failure reaches the model as ``Type: message`` (or the tool's own message), cut to
-``MAX_FAILURE_BYTES`` UTF-8 bytes, with no traceback, absolute paths and ``file://``
-URLs reduced to their file name (an OSError's own file names by value, the user's home
-folder by value, other home folders even with spaces in their names), and secrets
-replaced by ``[REDACTED]``.
+A failure reaches the model as chatlas words it, ``Tool call failed with error:
+'<message>'`` (:func:`tool_failure_text`), and a log line or a span as ``Type: message``
+(:func:`failure_message`); either message is cut to ``MAX_FAILURE_BYTES`` UTF-8 bytes,
+with no traceback, absolute paths and ``file://`` URLs reduced to their file name (an
+OSError's own file names by value, the user's home folder by value, other home folders
+even with spaces in their names), and secrets replaced by ``[REDACTED]``.
 
 Secrets are:
 
@@ -16,33 +17,46 @@ Secrets are:
   (``DATABASE_URL=postgresql://user:PASSWORD@host/db``), wherever it appears;
 * the password of any ``scheme://user:password@host`` URL in the text;
 * bearer and basic tokens (``Authorization: Bearer ...``, in any case, ``+/=``
-  included), JSON web tokens, and strings shaped like well-known API keys.
+  included), JSON web tokens, and strings shaped like well-known API keys;
+* the values given to :func:`remember_secret` (the chat's own API key, when it was
+  passed as an argument rather than read from the environment).
 
 One redaction covers everything that leaves a failure: what the model reads
-(:func:`failure_message`) and what is saved with a chat, stored, displayed, warned
-about or logged (:func:`scrub`, :func:`safe_error_message`: the same without the cut).
+(:func:`tool_failure_text`) and what is saved with a chat, stored, displayed, warned
+about (:func:`warn_tool_failure`) or logged (:func:`scrub`, :func:`safe_error_message`:
+the same without the cut; :class:`LogRedaction` for the records of libraries).
 This is a safety net: tools should still keep secrets out of their messages.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import threading
+import warnings
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import cast
 
-from .errors import RestoredToolError
+from .errors import RestoredToolError, ToolFailureWarning
+from .terminal_safe import strip_controls
 from .utf8 import clean_text, cut_to_bytes
 
 __all__ = [
     "MAX_FAILURE_BYTES",
+    "LogRedaction",
     "describe_error",
     "failure_message",
     "redact",
+    "redact_loggers",
+    "remember_secret",
     "safe_description",
     "safe_error_message",
     "scrub",
     "strip_paths",
+    "tool_failure_text",
+    "warn_tool_failure",
 ]
 
 MAX_FAILURE_BYTES = 1_000
@@ -98,8 +112,18 @@ _QUOTED_PATH = re.compile(r"(?<=(['\"]))/(?:[^\r\n/'\"]+/)+(?=[^\r\n/'\"]+\1)")
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):\n(?:[ \t]+[^\n]*(?:\n|$))*")
 
 
+_remembered: set[str] = set()
+
+
+def remember_secret(value: str | None) -> None:
+    """Redact ``value`` from now on in this process, wherever :func:`redact` runs (a
+    key passed as an argument, which no environment variable names)."""
+    if value and len(value) >= _MIN_SECRET_LENGTH:
+        _remembered.add(value)
+
+
 def _env_secrets() -> tuple[str, ...]:
-    values: set[str] = set()
+    values: set[str] = set(_remembered)
     for name, value in os.environ.items():
         if _SECRET_NAME.search(name.upper()):
             values.add(value)
@@ -208,9 +232,82 @@ def safe_description(error: object) -> str:
 
 
 def failure_message(error: object, limit: int = MAX_FAILURE_BYTES) -> str:
-    """What the model reads for a failed call: described, path-free, redacted, cut."""
-    text = safe_description(error)
+    """A failure as logs and spans show it (``Type: message``): path-free, redacted, cut."""
+    return _cut(safe_description(error), limit)
+
+
+def tool_failure_text(error: object, limit: int = MAX_FAILURE_BYTES) -> str:
+    """What the model reads for a failed call, as chatlas words it.
+
+    ``Tool call failed with error: '<message>'``: the exception's message (``str(e)``,
+    without its type name, as chatlas formats it) or the text given, path-free,
+    redacted and cut to ``limit`` bytes.
+    """
+    if error is None:
+        message = "The tool call failed."
+    elif isinstance(error, BaseException):
+        message = safe_error_message(error)
+    else:
+        message = scrub(str(error))
+    return f"Tool call failed with error: '{_cut(message, limit)}'"
+
+
+def warn_tool_failure(name: str, error: BaseException | str | None) -> None:
+    """Warn ``ToolFailureWarning`` for a call of ``name`` that led to an error, as chatlas
+    does (``Calling tool '<name>' led to an error: <message>``), the message redacted
+    and control sequences stripped; no traceback is printed."""
+    message = safe_error_message(error) if error is not None else "The tool call failed."
+    warnings.warn(
+        strip_controls(f"Calling tool '{name}' led to an error: {message}"),
+        ToolFailureWarning,
+        stacklevel=3,
+    )
+
+
+def _cut(text: str, limit: int) -> str:
     cut = cut_to_bytes(text, limit)
     if len(cut) < len(text):
         cut = cut_to_bytes(text, limit - 3) + "..."
     return cut
+
+
+class LogRedaction(logging.Filter):
+    """Makes a log record safe to keep and to print: its message (and a traceback it
+    carries) with control sequences stripped and secrets redacted (:func:`redact`).
+
+    On a logger it sees that logger's own records; on a handler, every record the
+    handler writes, a child logger's or a library's included. A changed record keeps
+    no arguments, and its traceback is kept as redacted text only.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = redact(strip_controls(message))
+        if clean != message:  # a clean record keeps its format and arguments
+            record.msg, record.args = clean, ()
+        if record.exc_info:
+            text = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = redact(strip_controls(text))
+            record.exc_info = None
+        return True
+
+
+_REDACTION = LogRedaction()
+_redacted: set[str] = set()
+_redacted_lock = threading.Lock()
+
+
+def redact_loggers(prefixes: Iterable[str]) -> None:
+    """Put :class:`LogRedaction` on every logger now known whose name is one of
+    ``prefixes`` or starts with one and a dot (a library's loggers, once it is
+    imported), so their records are redacted before any handler sees them."""
+    wanted = tuple(prefixes)
+    manager = logging.Logger.manager
+    with _redacted_lock:
+        names = [n for n in list(manager.loggerDict) if n not in _redacted]
+        for name in names:
+            if any(name == p or name.startswith(p + ".") for p in wanted):
+                found = logging.getLogger(name)
+                if _REDACTION not in found.filters:
+                    found.addFilter(_REDACTION)
+                _redacted.add(name)

@@ -42,7 +42,7 @@ from .model_format import (
     _recover,
     format_value,
 )
-from .redact import failure_message, redact
+from .redact import redact, tool_failure_text
 from .renderers import render, render_text
 
 if TYPE_CHECKING:
@@ -360,8 +360,9 @@ class ContentToolResult(Content):
         """The value sent to the model: a string, or a list of content for ``as_is``.
 
         Computed once and cached, so a long history is not re-serialised on every
-        request. Failed results give a short, redacted message (see
-        :func:`chatlas_like._core.redact.failure_message`).
+        request. Failed results give chatlas's ``Tool call failed with error:
+        '<message>'``, the message short and redacted (see
+        :func:`chatlas_like._core.redact.tool_failure_text`).
         """
         this: Any = self
         cached = this._model_value
@@ -391,7 +392,7 @@ class ContentToolResult(Content):
         if outcome == "success":
             return format_value(self.value, self.model_format)
         if outcome in FAILED_OUTCOMES:
-            return failure_message(self.error if self.error is not None else self.value)
+            return tool_failure_text(self.error if self.error is not None else self.value)
         if self.outcome == "denied":
             reason = self.value if self.value is not None else self.error
             return redact(str(reason) if reason is not None else "The call was denied.")
@@ -463,8 +464,7 @@ def rejected(request: ContentToolRequest, error: ToolRejectError) -> ContentTool
     ``error`` is the exception itself for the rest of the run, as in chatlas (a saved
     chat keeps the reason, and the text the model read)."""
     result = refused(request, error.reason)
-    said = f"Tool call failed with error: '{failure_message(error.message)}'"
-    return result.with_model_value(said, error=error)
+    return result.with_model_value(tool_failure_text(error.message), error=error)
 
 
 def failed(request: ContentToolRequest, message: str) -> ContentToolResult:

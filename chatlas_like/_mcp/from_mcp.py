@@ -13,8 +13,10 @@ their own sessions. What a call returns, as in chatlas 0.23.0:
   other block: ``RuntimeError``;
 * one part is the value; several texts are joined with newlines; else the list.
 
-One difference: a PDF sent as a base64 ``blob`` is decoded (chatlas sends the base64
-text itself as the PDF's bytes, which no reader opens).
+The blocks are read by :mod:`._results`, the conversion the registered servers' tools
+use too (there, leniently: what chatlas raises for becomes a part that says what was
+there). One difference: a PDF sent as a base64 ``blob`` is decoded (chatlas sends the
+base64 text itself as the PDF's bytes, which no reader opens).
 
 The schema is the server's ``inputSchema`` without ``title`` keywords (at the top and
 on each property), closed with ``additionalProperties: false`` unless it says
@@ -24,18 +26,15 @@ Nothing here imports ``mcp``: its objects are read by attribute.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
-from .._core.content import ContentImageInline, ContentPDF
 from .._core.tool_result import ContentToolResult
+from ._results import block_part, combine, error_message
 
 __all__ = ["tool_from_mcp"]
 
 _T = TypeVar("_T")
-_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
 
 
 def tool_from_mcp(make: Callable[..., _T], session: Any, mcp_tool: Any) -> _T:
@@ -47,14 +46,10 @@ def tool_from_mcp(make: Callable[..., _T], session: Any, mcp_tool: Any) -> _T:
         result = await session.call_tool(name, arguments)
         blocks = list(result.content or [])
         if result.is_error:
-            first = blocks[0] if blocks else None
-            raise RuntimeError(getattr(first, "text", f"Error executing tool {name}."))
-        parts = [_value(name, block) for block in blocks]
-        if len(parts) == 1:
-            return ContentToolResult(value=parts[0])
-        if all(isinstance(part, str) for part in parts):
-            return ContentToolResult(value="\n".join(cast(list[str], parts)))
-        return ContentToolResult(value=parts)
+            raise RuntimeError(error_message(blocks, name))
+        return ContentToolResult(
+            value=combine([block_part(block, name, lenient=False) for block in blocks])
+        )
 
     call.__name__ = name
     schema = getattr(mcp_tool, "input_schema", None) or getattr(mcp_tool, "inputSchema", {})
@@ -65,31 +60,6 @@ def tool_from_mcp(make: Callable[..., _T], session: Any, mcp_tool: Any) -> _T:
         _parameters(schema),
         annotations=_annotations(getattr(mcp_tool, "annotations", None)),
     )
-
-
-def _value(tool: str, block: Any) -> str | ContentImageInline | ContentPDF:
-    kind = block.type
-    if kind == "text":
-        return str(block.text)
-    if kind == "image":
-        if block.mime_type not in _IMAGE_TYPES:
-            raise ValueError(f"Unsupported image MIME type: {block.mime_type}")
-        return ContentImageInline(image_content_type=block.mime_type, data=block.data)
-    if kind == "resource":
-        resource = block.resource
-        if resource.mime_type != "application/pdf":
-            raise ValueError(f"Unsupported resource MIME type: {resource.mime_type}")
-        text = getattr(resource, "text", None)
-        data = text.encode("utf-8") if isinstance(text, str) else _decoded(resource.blob)
-        return ContentPDF(data=data, filename=f"{tool}-result.pdf")
-    raise RuntimeError(f"Unexpected content type: {kind}")
-
-
-def _decoded(blob: str) -> bytes:
-    try:
-        return base64.b64decode(blob, validate=True)
-    except (binascii.Error, ValueError):
-        return blob.encode("utf-8")  # not base64 after all: the text, as chatlas takes it
 
 
 def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:

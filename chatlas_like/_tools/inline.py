@@ -6,7 +6,8 @@ the call where the raw SDK would: in the thread that called ``chat()``, with no
 background loop and no worker thread between them. The turn loop cannot tell: it gets
 the same deliveries (the call's start, then its result) as from a
 :class:`~chatlas_like._tools.runner.ToolRound`, and Ctrl-C during the call answers it as
-interrupted while running, as there.
+interrupted while running, as there, and a call that led to an error warns
+``ToolFailureWarning`` as there.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .runner import (
     _Slot,
     _to_result,
     _validate,
+    warn_failure,
 )
 from .tool import Tool
 from .yields import progress
@@ -69,7 +71,7 @@ class InlineRound:
             result = _checked(slot, self.ctx)
             if result is not None:
                 self._done = True
-                return Delivery([Finished(0, result)], done=True)
+                return Delivery([Finished(0, warn_failure(result))], done=True)
             self._running = True
             return Delivery([Started(0, slot.request)])
         tool, kwargs = slot.tool, slot.kwargs
@@ -84,7 +86,10 @@ class InlineRound:
             # Ctrl-C or SystemExit landed in the call: answered as a stopped call is.
             events.append(Finished(0, failed(slot.request, INTERRUPTED_RUNNING)))
             return Delivery([*events], done=True, interrupt=outcome.error)
-        events.append(Finished(0, _to_result(slot.request, outcome)))
+        result = _to_result(slot.request, outcome)
+        if isinstance(outcome, _Raised):  # the tool raised: chatlas's ToolFailureWarning
+            warn_failure(result)
+        events.append(Finished(0, result))
         return Delivery([*events], done=True)
 
     def stop(self) -> Stopped:

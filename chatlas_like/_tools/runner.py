@@ -29,6 +29,11 @@ in a worker thread and hands each yield to the loop thread-safely. Its one final
 result combines what it yielded (:func:`chatlas_like._tools.yields.combine`, chatlas's
 way, with the differences its docstring names).
 
+A call that led to an error (unknown tool, arguments refused, a rejection, a raise,
+a timeout, a failing callback) warns chatlas's ``ToolFailureWarning`` when its result
+is delivered, so on the thread that takes the delivery (the caller's, as a rule), not
+on a worker's; an interrupted call does not warn.
+
 Stopping. :meth:`ToolRound.stop` (thread-safe; the loop calls it when it is closed,
 cancelled, interrupted or stopped mid-round) starts nothing more, cancels the running
 calls and drops whatever they deliver later, and says which calls had started and
@@ -53,7 +58,7 @@ from typing import Any
 
 from .._core.content import ContentToolRequest
 from .._core.errors import ToolRejectError
-from .._core.redact import safe_description
+from .._core.redact import safe_description, warn_tool_failure
 from .._core.tool_result import (
     ContentToolResult,
     ContentToolResultProgress,
@@ -76,6 +81,7 @@ __all__ = [
     "Stopped",
     "ToolContext",
     "ToolRound",
+    "warn_failure",
 ]
 
 INTERRUPTED_RUNNING = "The call was interrupted while running; it may have partly run."
@@ -260,6 +266,7 @@ class ToolRound:
         self._abandoned = False  # stopped from outside: nothing more is delivered
         self._started: set[int] = set()  # (under the lock)
         self._events: list[Event] = []  # (under the lock)
+        self._warn: set[int] = set()  # calls whose failure is warned about on delivery
         self._unanswered = len(requests)  # (under the lock)
         self._done = not requests  # (under the lock)
         self._fatal: BaseException | None = None
@@ -346,6 +353,10 @@ class ToolRound:
                 return None
             events, self._events = self._events, []
             done = self._done
+            warn = [e for e in events if type(e) is Finished and e.index in self._warn]
+            self._warn.difference_update(e.index for e in warn)
+        for event in warn:  # where the delivery is taken: the caller's thread, as a rule
+            warn_failure(event.result)
         return Delivery(events, done, self._fatal if done else None)
 
     # -- on the round's loop ---------------------------------------------------------------
@@ -382,12 +393,17 @@ class ToolRound:
         self._ready.set()
         self._signal.set()
 
-    def _finish(self, slot: _Slot, result: ContentToolResult) -> None:
+    def _finish(self, slot: _Slot, result: ContentToolResult, *, warn: bool = False) -> None:
+        """``result`` answers ``slot``'s call; ``warn``: the call led to an error, which
+        is warned about when the result is delivered (:meth:`_take_ready`)."""
         slot.closed = True
         if slot.answered:  # answered when the round ended early; this one came late
             return
         slot.answered = True
         slot.result = result
+        if warn:
+            with self._lock:
+                self._warn.add(slot.index)
         self._emit(Finished(slot.index, result), answers=1)
 
     async def _run(self) -> None:
@@ -416,7 +432,7 @@ class ToolRound:
                 why = f"`{slot.request.name}` could not be checked: {safe_description(e)}"
                 slot.result = failed(slot.request, why)
             if slot.result is not None:
-                self._finish(slot, slot.result)
+                self._finish(slot, slot.result, warn=slot.result.is_error)
         await self._start_all()
         tasks = [slot.task for slot in self._slots if slot.task is not None]
         if tasks:
@@ -471,7 +487,7 @@ class ToolRound:
             raise
         except Exception as e:  # a bug of ours around the call (the tool's raise is data)
             why = f"`{slot.request.name}` could not be run: {safe_description(e)}"
-            self._finish(slot, failed(slot.request, why))
+            self._finish(slot, failed(slot.request, why), warn=True)
         except BaseException as e:  # Ctrl-C or SystemExit outside the tool
             self._stop_inside(e)
             self._finish(slot, self._unfinished(slot))
@@ -490,16 +506,18 @@ class ToolRound:
                 )
             except TimeoutError:
                 why = f"`{tool.name}` timed out after {timeout:g} s; it was stopped waiting for."
-                self._finish(slot, failed(slot.request, why))
+                self._finish(slot, failed(slot.request, why), warn=True)
                 return
             except asyncio.CancelledError:
                 slot.closed = True
                 with self._lock:  # before the semaphore is released: nothing starts now
                     self._stopping = True
                 raise
-        if isinstance(outcome, _Raised) and not isinstance(outcome.error, Exception):
+        raised = isinstance(outcome, _Raised)
+        if raised and not isinstance(outcome.error, Exception):
             self._stop_inside(outcome.error)  # Ctrl-C or SystemExit from the tool
-        self._finish(slot, _to_result(slot.request, outcome))
+        warn = raised and isinstance(outcome.error, Exception)
+        self._finish(slot, _to_result(slot.request, outcome), warn=warn)
 
     def _yield_handler(self, slot: _Slot) -> Callable[[Any], None]:
         def handle(item: Any) -> None:
@@ -629,10 +647,20 @@ async def _observe(
                 warnings.warn(f"{why} (the {what})", UserWarning, stacklevel=2)
                 return result
             name = result.request.name if result.request is not None else "the tool"
-            return replace(
-                result,
-                error=f"`{name}` ran, but its {why}. Do not call it again for this request.",
-                outcome="error",
-                message_expansion=None,
+            return warn_failure(
+                replace(
+                    result,
+                    error=f"`{name}` ran, but its {why}. Do not call it again for this request.",
+                    outcome="error",
+                    message_expansion=None,
+                )
             )
+    return result
+
+
+def warn_failure(result: ContentToolResult) -> ContentToolResult:
+    """chatlas's ``ToolFailureWarning`` for a result that answers a call
+    (:func:`~chatlas_like._core.redact.warn_tool_failure`); ``result`` unchanged."""
+    name = result.request.name if result.request is not None else "?"
+    warn_tool_failure(name, result.error)
     return result
