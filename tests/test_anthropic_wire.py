@@ -57,13 +57,17 @@ def test_blank_text_is_dropped_and_an_empty_message_with_it() -> None:
     ]
 
 
-def test_failed_results_say_is_error_and_successful_ones_omit_it() -> None:
+def test_every_result_says_is_error_as_chatlas_sends_it() -> None:
     ok = ContentToolResult(value="fine", request=REQUEST)
     bad = ContentToolResult(error="nope", request=REQUEST)
     blocks = [body([UserTurn([r])])["messages"][0]["content"][0] for r in (ok, bad)]
-    assert "is_error" not in blocks[0]
+    assert blocks[0]["is_error"] is False
     assert blocks[1]["is_error"] is True
-    assert blocks[1]["content"] == "nope"
+    assert blocks[1]["content"] == "Tool call failed with error: 'nope'"
+
+
+def test_a_request_without_tools_sends_an_empty_tool_list_as_chatlas_does() -> None:
+    assert body([UserTurn(["hi"])])["tools"] == []
 
 
 def test_result_options_land_on_the_tool_result_block() -> None:
@@ -199,7 +203,7 @@ def test_tool_arguments_cut_off_mid_json_are_marked() -> None:
     ]:
         accumulator.feed(event)
     partial = accumulator.partial_turn()
-    assert partial is not None and partial.finish_reason == "incomplete"
+    assert partial is not None and partial.finish_reason is None
     request = partial.tool_requests[0]
     assert request.parse_error == "The arguments of `add` were cut off; send the call again."
 

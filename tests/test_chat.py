@@ -56,6 +56,7 @@ def test_chat_runs_a_tool_and_sends_its_result_back(serve: Any) -> None:
         "type": "tool_result",
         "tool_use_id": "toolu_0001",
         "content": "2024-01-01",
+        "is_error": False,
         "cache_control": {"type": "ephemeral", "ttl": "5m"},
     }
 

@@ -134,8 +134,8 @@ def test_token_usage_is_kept_per_model(serve: Any) -> None:
     make_chat(server, model="claude-opus-4-7").chat("Hi", echo="none")
     usage = {(u["name"], u["model"]): (u["input"], u["output"]) for u in token_usage() or []}
     assert usage == {
-        ("anthropic", TEST_MODEL): (10, 2),
-        ("anthropic", "claude-opus-4-7"): (10, 2),
+        ("Anthropic", TEST_MODEL): (10, 2),
+        ("Anthropic", "claude-opus-4-7"): (10, 2),
     }
 
 

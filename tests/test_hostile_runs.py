@@ -113,7 +113,7 @@ def test_a_loaded_chat_pages_through_a_result_of_the_run_it_came_from(
     loaded = load(path, server, tmp_path / "r.db", paging=True)
     loaded.chat("Read on", echo="none")
     page = server.message_requests()[-1]["messages"][-1]["content"][0]
-    assert "is_error" not in page and page["content"].startswith("[bytes 10-")
+    assert page["is_error"] is False and page["content"].startswith("[bytes 10-")
 
 
 def test_a_chat_file_naming_another_run_cannot_read_it_by_paging(

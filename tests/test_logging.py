@@ -13,6 +13,7 @@ import pytest
 
 from chatlas_like import ContentToolResult, expand
 from chatlas_like._observe.log import LOGGER_NAME, configure_from_env, logger, scrub
+from chatlas_like.providers._registry import sdk_loggers
 from chatlas_like.testing import Reply
 
 from .conftest import TEST_MODEL, make_chat
@@ -26,12 +27,15 @@ DEPLOY_PATH = "/srv/deploy/payments/config/credentials.toml"
 
 @pytest.fixture(autouse=True)
 def _restore_logger() -> Iterator[None]:
-    """Leave the package logger as the test found it (level, handlers, propagation)."""
-    level, handlers, propagate = logger.level, list(logger.handlers), logger.propagate
+    """Leave the package's and the SDK's loggers as the test found them (level, handlers,
+    propagation): CHATLAS_LOG sets them all."""
+    loggers = [logger, *(logging.getLogger(name) for name in sdk_loggers())]
+    saved = [(log.level, list(log.handlers), log.propagate) for log in loggers]
     yield
-    logger.setLevel(level)
-    logger.handlers[:] = handlers
-    logger.propagate = propagate
+    for log, (level, handlers, propagate) in zip(loggers, saved, strict=True):
+        log.setLevel(level)
+        log.handlers[:] = handlers
+        log.propagate = propagate
 
 
 @pytest.fixture
@@ -103,6 +107,33 @@ def test_the_chats_own_api_key_reaches_no_log_record_at_any_level(
         assert api_key not in text and api_key[-12:] not in text, (record.name, record.levelname)
 
 
+def test_an_sdk_record_is_redacted_whoever_handles_it(
+    serve: Serve, at_debug: pytest.LogCaptureFixture
+) -> None:
+    from chatlas_like import ChatAnthropic
+
+    api_key = "plain-key-no-shape-1234"  # given as an argument: no variable names it
+    server = serve([Reply.text("Hi.")])
+    chat = ChatAnthropic(model=TEST_MODEL, api_key=api_key, base_url=server.url)
+    chat.chat("Hi", echo="none")
+    chat.close()
+    logging.getLogger("anthropic._base_client").debug("header x-api-key: %s", api_key)
+    logging.getLogger("httpx2").info("\x1b]0;title\x07key %s", api_key)
+    sdk = [r.getMessage() for r in at_debug.records if r.name.startswith(("anthropic", "httpx2"))]
+    assert "header x-api-key: [REDACTED]" in sdk and "key [REDACTED]" in sdk
+    assert not any(api_key in line or "\x1b" in line for line in sdk)
+
+
+def test_chatlas_log_debug_shows_the_sdks_request_and_response_lines(serve: Serve) -> None:
+    server = serve([Reply.text("Hello.")])
+    child = run_chat_in_child(server.url, CHATLAS_LOG="debug")
+    assert child.returncode == 0, child.stderr
+    sdk = [line for line in child.stderr.splitlines() if " anthropic._base_client DEBUG " in line]
+    assert any(f"Sending HTTP Request: POST {server.url}/v1/messages" in line for line in sdk)
+    assert any("HTTP Response: POST " in line and '"200 OK"' in line for line in sdk)
+    assert "response body:" not in child.stderr  # our reading is labelled as ours
+
+
 def test_a_failed_tool_call_is_logged_with_its_redacted_message(
     serve: Serve, monkeypatch: pytest.MonkeyPatch, at_debug: pytest.LogCaptureFixture
 ) -> None:
@@ -140,17 +171,21 @@ def test_info_logs_each_request_response_and_tool_call(
     assert [line.split(":")[0] for line in lines] == [
         "model request",
         "model response",
+        "Provider 'Anthropic' generated a response of 19 tokens from an input of 27 tokens "
+        "and 0 cached input tokens.",
         f"tool weather ({call_id})",
         "model request",
         "model response",
+        "Provider 'Anthropic' generated a response of 7 tokens from an input of 97 tokens "
+        "and 0 cached input tokens.",
     ]
     assert lines[0].startswith(f"model request: model={TEST_MODEL}, 1 messages, ")
     assert lines[0].endswith(" bytes")
     assert lines[1].startswith("model response: id=msg_")
     assert ", stop=tool_use, tokens in=" in lines[1]
-    assert lines[2].startswith(f"tool weather ({call_id}): success, ")
-    assert lines[2].endswith(" ms, 11 bytes sent")
-    assert lines[3].startswith(f"model request: model={TEST_MODEL}, 3 messages, ")
+    assert lines[3].startswith(f"tool weather ({call_id}): success, ")
+    assert lines[3].endswith(" ms, 11 bytes sent")
+    assert lines[4].startswith(f"model request: model={TEST_MODEL}, 3 messages, ")
 
 
 def test_info_logs_a_retry_with_its_wait(serve: Serve, caplog: pytest.LogCaptureFixture) -> None:
@@ -213,7 +248,8 @@ def test_bodies_are_logged_at_debug_only(serve: Serve, caplog: pytest.LogCapture
     chat.chat("Once more", echo="none")
     request, response = ours(caplog, logging.DEBUG)
     assert request.startswith('request body: {"model":') and '"Once more"' in request
-    assert response.startswith("response body: {") and '"Again."' in response
+    # our reading of the answer, never passed off as the body (the SDK's lines show that)
+    assert response.startswith("answer as read: {") and '"Again."' in response
 
 
 def test_a_logged_body_is_cut_to_max_result_bytes(
@@ -279,9 +315,12 @@ def test_chatlas_log_info_prints_readable_lines_to_stderr(serve: Serve) -> None:
     lines = child.stderr.splitlines()
     assert [line.split(" ", 3)[1:3] for line in lines] == [
         ["chatlas_like", "INFO"],
+        ["httpx2", "INFO"],  # the SDK's HTTP client, turned on as chatlas turns it on
+        ["chatlas_like", "INFO"],
         ["chatlas_like", "INFO"],
     ]
     assert lines[0].split(" ", 3)[3].startswith(f"model request: model={TEST_MODEL}")
+    assert lines[1].split(" ", 3)[3].startswith("HTTP Request: POST ")
 
 
 def test_chatlas_like_log_wins_over_chatlas_log(serve: Serve) -> None:
@@ -292,7 +331,11 @@ def test_chatlas_like_log_wins_over_chatlas_log(serve: Serve) -> None:
 
 
 def test_an_unknown_level_warns_and_logs_at_info() -> None:
-    with pytest.warns(UserWarning, match="CHATLAS_LOG='loud' is not a chatlas_like log level"):
+    with pytest.warns(
+        UserWarning,
+        match=r"CHATLAS_LOG is set to 'loud', but the log level must be one of 'debug' or "
+        r"'info'\. Defaulting to 'info'\.",
+    ):
         level = configure_from_env({"CHATLAS_LOG": "loud"})
     assert level == logging.INFO
     assert logger.level == logging.INFO

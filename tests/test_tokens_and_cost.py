@@ -169,7 +169,7 @@ def test_token_usage_reports_chatlas_keys_and_the_cost_per_model(
     chat.chat("Two", echo="none")
     assert token_usage() == [
         {
-            "name": "anthropic",
+            "name": "Anthropic",
             "model": HAIKU,
             "input": 2 * 145,
             "output": 2 * 15,

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import orjson
 
-from .._core.redact import failure_message
+from .._core.redact import failure_message, safe_error_message
 from .._tools.observer import QUIET, Observer
 from .log import logger, scrub
 
@@ -97,11 +97,12 @@ def observe_call(
     if _otel_imported():
         from .otel import start_call
 
-        trace = start_call(provider.name, provider.model, conversation_id, capture_content(), tools)
+        trace = start_call(provider.key, provider.model, conversation_id, capture_content(), tools)
     if trace is None and not logger.isEnabledFor(logging.INFO):
         return QUIET
     return CallObserver(
         trace,
+        provider=provider.name,
         model=provider.model,
         max_result_bytes=max_result_bytes,
         max_retries=max_retries,
@@ -120,6 +121,7 @@ class CallObserver(Observer):
         "limit",
         "max_retries",
         "model",
+        "provider",
         "trace",
     )
 
@@ -127,12 +129,14 @@ class CallObserver(Observer):
         self,
         trace: CallTrace | None,
         *,
+        provider: str = "Anthropic",
         model: str,
         max_result_bytes: int,
         max_retries: int,
         has_store: bool,
     ) -> None:
         self.trace = trace
+        self.provider = provider
         self.model = model
         self.limit = max_result_bytes
         self.max_retries = max_retries
@@ -226,8 +230,18 @@ class CallObserver(Observer):
                 counts[1] if counts is not None else "?",
                 duration * 1e3,
             )
-            if logger.isEnabledFor(logging.DEBUG):
-                logger.debug("response body: %s", scrub(_answer_json(turn), self.limit))
+            tokens = turn.tokens
+            if tokens is not None:  # chatlas's line, in its words
+                logger.info(
+                    "Provider '%s' generated a response of %d tokens from an input of %d "
+                    "tokens and %d cached input tokens.",
+                    self.provider,
+                    tokens[1],
+                    tokens[0],
+                    tokens[2],
+                )
+            if logger.isEnabledFor(logging.DEBUG):  # the SDK's logger shows the exchange
+                logger.debug("answer as read: %s", scrub(_answer_json(turn), self.limit))
 
     # -- tools -------------------------------------------------------------------------------
 
@@ -282,6 +296,15 @@ class CallObserver(Observer):
         logger.info(
             "tool %s (%s): %s, %s%s%s", name, call_id, result.outcome, took, size, scrub(why)
         )
+        if result.is_error and request is not None:  # chatlas's line, in its words
+            error = result.exception or result.error
+            message = safe_error_message(error) if error is not None else ""
+            logger.info(
+                "Error invoking tool function '%s' with arguments: %s. The error message is: '%s'",
+                name,
+                scrub(str(request.arguments), self.limit),
+                message,
+            )
         if logger.isEnabledFor(logging.DEBUG) and result.outcome == "success":
             logger.debug("tool %s (%s) result: %s", name, call_id, scrub(_sent(result), self.limit))
 
@@ -356,13 +379,15 @@ def _field(obj: object, name: str) -> object:
 
 
 def _answer_json(turn: AssistantTurn) -> str:
-    """The answer as JSON: what identifies it, and its contents (text, tool calls ...)."""
+    """The answer as this library read it, as JSON (not the body that arrived: the SDK's
+    own debug lines show the exchange): what identifies it, and its contents."""
     completion = turn.completion_data
     tokens = turn.tokens
     answer = {
         "id": _field(completion, "id"),
         "model": _field(completion, "model"),
-        "stop_reason": turn.finish_reason,
+        "stop_reason": turn.stop_reason,
+        "finish_reason": turn.finish_reason,
         "tokens": list(tokens) if tokens is not None else None,  # pyright: ignore[reportUnknownArgumentType]
         "content": [_content_json(c) for c in turn.contents],
     }

@@ -37,7 +37,8 @@ class _Totals:
     cost: float | None
 
 
-_usage: dict[tuple[str, str], _Totals] = {}
+# By (provider key, model): the provider's name is kept with its totals, for token_usage().
+_usage: dict[tuple[str, str], tuple[str, _Totals]] = {}
 
 
 class TokenUsage(TypedDict):
@@ -88,13 +89,15 @@ def format_tokens(tokens: Tokens | None, cost: float | None) -> str:
 def record_usage(
     provider: str, model: str, usage: Usage, tokens: Tokens, cost: float | None
 ) -> None:
-    """Add one call's tokens and cost to the process's totals."""
+    """Add one call's tokens and cost to the process's totals (``provider``: its name,
+    ``"Anthropic"``, which :func:`token_usage` reports; kept by its key, in lower case)."""
     with _lock:
-        key = (provider, model)
-        seen = _usage.get(key)
-        if seen is None:
-            _usage[key] = _Totals(usage, tokens, cost)
+        key = (provider.lower(), model)
+        found = _usage.get(key)
+        if found is None:
+            _usage[key] = (provider, _Totals(usage, tokens, cost))
             return
+        seen = found[1]
         seen.usage = seen.usage + usage
         seen.tokens = (
             seen.tokens[0] + tokens[0],
@@ -115,12 +118,15 @@ def token_usage() -> list[TokenUsage] | None:
         None when nothing was sent yet (as chatlas).
     """
     with _lock:
-        items = [(key, _Totals(t.usage, t.tokens, t.cost)) for key, t in _usage.items()]
+        items = [
+            (name, model, _Totals(t.usage, t.tokens, t.cost))
+            for (_, model), (name, t) in _usage.items()
+        ]
     if not items:
         return None
     return [
         TokenUsage(
-            name=provider,
+            name=name,
             model=model,
             input=t.tokens[0],
             output=t.tokens[1],
@@ -128,7 +134,7 @@ def token_usage() -> list[TokenUsage] | None:
             cache_creation=t.usage.cache_creation,
             cost=t.cost,
         )
-        for (provider, model), t in items
+        for name, model, t in items
     ]
 
 
@@ -231,7 +237,7 @@ def _turn_cost(
     if tokens is None:
         raise ValueError("a turn without token counts or a cost has no cost to compute")
     model = served_model(turn, provider)
-    cost = token_cost(provider.name, model, tokens)
+    cost = token_cost(provider.key, model, tokens)
     if cost is None:
         raise KeyError(
             f"No price is known for {provider.name} model {model!r}: pass "

@@ -153,7 +153,7 @@ def save_chat(chat: ChatFile, path: str | os.PathLike[str]) -> None:
 
 def chat_document(chat: ChatFile) -> dict[str, Any]:
     """The document :func:`save_chat` writes."""
-    settings: dict[str, Any] = {"name": chat.provider.name, **chat.provider.saved_settings()}
+    settings: dict[str, Any] = {"name": chat.provider.key, **chat.provider.saved_settings()}
     return {
         "format": CHAT_FORMAT,
         "version": CHAT_VERSION,

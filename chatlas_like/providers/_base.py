@@ -95,8 +95,8 @@ class Accumulator(Protocol):
         ...
 
     def partial_turn(self, reason: str = "interrupted") -> AssistantTurn | None:
-        """What arrived so far as an ``"incomplete"`` turn with ``partial_reason=reason``,
-        or None if nothing did."""
+        """What arrived so far as a partial turn with ``partial_reason=reason`` (its
+        ``finish_reason`` None, as chatlas's), or None if nothing did."""
         ...
 
 
@@ -222,9 +222,15 @@ class BatchAnswer:
 class Provider(Protocol):
     """What a chat needs from a model provider."""
 
-    name: str  # the key of prices, token usage and saved chats ("anthropic")
-    label: str  # the name people read, as chatlas prints it ("Anthropic")
+    name: str  # chatlas's name of the provider, as people read it ("Anthropic")
+    label: str  # the same name (an earlier attribute of ours)
     model: str
+
+    @property
+    def key(self) -> str:
+        """The lowercase key of prices, token usage, saved chats, uploaded files and
+        telemetry (``"anthropic"``)."""
+        ...
 
     def build_request(self, turns: Sequence[Turn], spec: RequestSpec) -> dict[str, Any]:
         """The request body for ``turns`` (pure)."""
@@ -297,15 +303,15 @@ class Provider(Protocol):
 class ProviderBase(ABC):
     """A provider's base: each capability (:class:`Capabilities`) defaults to "not supported".
 
-    Subclasses set ``name``, ``label``, ``model`` and ``capabilities``, implement
-    :class:`Provider`'s four required methods (``build_request``, ``accumulator``,
-    ``open``, ``open_async``) and override the methods of the capabilities they
-    declare. Register a provider that chat files may name in
+    Subclasses set ``name`` (and ``label``, the same), ``model`` and ``capabilities``,
+    implement :class:`Provider`'s four required methods (``build_request``,
+    ``accumulator``, ``open``, ``open_async``) and override the methods of the
+    capabilities they declare. Register a provider that chat files may name in
     :mod:`chatlas_like.providers._registry`, and its prices in
     :mod:`chatlas_like.providers._prices`.
     """
 
-    name: str = "provider"
+    name: str = "Provider"
     label: str = "Provider"
     model: str = ""
     capabilities: Capabilities = Capabilities()
@@ -321,6 +327,12 @@ class ProviderBase(ABC):
     def open(self, body: dict[str, Any]) -> EventStream: ...
     @abstractmethod
     async def open_async(self, body: dict[str, Any]) -> AsyncEventStream: ...
+
+    @property
+    def key(self) -> str:
+        """The provider's key (its name in lower case): what prices, token usage, saved
+        chats, uploaded files and telemetry are keyed on, the one place it is made."""
+        return self.name.lower()
 
     def _unsupported(self, what: str) -> NotImplementedError:
         return NotImplementedError(f"the {self.label} provider cannot {what}")

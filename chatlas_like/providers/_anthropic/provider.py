@@ -44,6 +44,7 @@ from ..._core.errors import (
     RequestTooLargeError,
     ServerError,
 )
+from ..._core.redact import redact_loggers, remember_secret
 from ..._core.turn import Turn
 from ..._tools.structured import StructuredMode
 from .._base import (
@@ -57,7 +58,9 @@ from .._base import (
     RequestSpec,
 )
 from .._prices import get_token_price
+from .._registry import sdk_loggers
 from .wire import (
+    PROVIDER_NAME,
     AnthropicAccumulator,
     MessageCache,
     SSEDecoder,
@@ -139,8 +142,8 @@ class AnthropicProvider(ProviderBase):
         model has them, a forced tool otherwise), ``"native"`` or ``"tool"``.
     """
 
-    name = "anthropic"
-    label = "Anthropic"
+    name = PROVIDER_NAME  # "Anthropic", as in chatlas; ``key`` is "anthropic"
+    label = PROVIDER_NAME
     capabilities = Capabilities(
         list_models=True,
         count_tokens=True,
@@ -315,7 +318,7 @@ class AnthropicProvider(ProviderBase):
 
     def _model_info(self, model: str, name: str, created_at: date) -> ModelInfo:
         """A listed model, with its prices per million tokens where known (as chatlas's)."""
-        price = get_token_price(model, self.name)
+        price = get_token_price(model, self.key)
         return {
             "id": model,
             "name": name,
@@ -323,7 +326,7 @@ class AnthropicProvider(ProviderBase):
             "input": price.input if price else None,
             "output": price.output if price else None,
             "cached_input": price.cached_input if price else None,
-            "provider": self.name,
+            "provider": self.key,
         }
 
     def count_tokens(self, body: dict[str, Any]) -> int:
@@ -343,7 +346,7 @@ class AnthropicProvider(ProviderBase):
                 file=(source.filename, source.data, source.mime_type)
             )
         return ContentUploaded(
-            id=meta.id, mime_type=meta.mime_type, provider=self.name, filename=meta.filename
+            id=meta.id, mime_type=meta.mime_type, provider=self.key, filename=meta.filename
         )
 
     def file_list(self) -> list[FileMetadata]:
@@ -374,7 +377,7 @@ class AnthropicProvider(ProviderBase):
             size_bytes=meta.size_bytes,
             created_at=meta.created_at,
             expires_at=getattr(meta, "expires_at", None),
-            provider=self.name,
+            provider=self.key,
             extra=meta.model_dump(mode="json"),
         )
 
@@ -470,6 +473,10 @@ class AnthropicProvider(ProviderBase):
         return self._sdk_args(kwargs, api_key)
 
     def _sdk_args(self, kwargs: Mapping[str, Any], api_key: str | None) -> dict[str, Any]:
+        # The SDK is loaded: its loggers (and its HTTP client's) redact as ours do, the
+        # key included, whoever handles their records.
+        remember_secret(api_key)
+        redact_loggers((*sdk_loggers(), "httpcore2"))
         args: dict[str, Any] = {"api_key": api_key, "max_retries": 0, **kwargs}
         if self.base_url is not None:
             args["base_url"] = self.base_url
@@ -664,7 +671,10 @@ def sdk_errors() -> Generator[None, None, None]:
 def translate_error(error: BaseException) -> BaseException:
     """An SDK or transport error as one of the library's provider errors.
 
-    Anything else (a bug, a bad argument) is returned unchanged, to be raised as is.
+    An error the SDK raised becomes ours and stays an instance of the SDK's class too
+    (see :func:`_bridged`), so chatlas users' ``except anthropic.RateLimitError`` and
+    ``e.status_code`` / ``e.response`` / ``e.body`` keep working. Anything else (a bug,
+    a bad argument) is returned unchanged, to be raised as is.
     """
     import anthropic
     import httpx2
@@ -675,24 +685,75 @@ def translate_error(error: BaseException) -> BaseException:
         status = error.status_code
         error_type, message = _error_body(error.body, error.message)
         cls = _STATUS_ERRORS.get(status) or (ServerError if status >= 500 else ProviderError)
-        return cls(
+        ours = cls(
             f"{status} {error_type}: {message}",
             status_code=status,
             retry_after=_retry_after(error.response.headers),
             error_type=error_type,
         )
+        return _bridged(ours, error)
     if isinstance(error, anthropic.APITimeoutError):
-        return ProviderConnectionError("the request to Anthropic timed out")
+        return _bridged(ProviderConnectionError("the request to Anthropic timed out"), error)
     if isinstance(error, anthropic.APIConnectionError):
-        return ProviderConnectionError(
+        ours = ProviderConnectionError(
             f"could not connect to Anthropic: {error.__cause__ or error}"
         )
+        return _bridged(ours, error)
     if isinstance(error, TypeError) and "authentication method" in str(error):
         return AuthenticationError(f"no usable credentials: {error}")
     if isinstance(error, (httpx2.HTTPError, OSError)):
         return ProviderConnectionError(
             f"the response could not be read: {type(error).__name__}: {error}"
         )
+    return error
+
+
+_BRIDGES: dict[tuple[type[BaseException], type[BaseException]], type[ProviderError]] = {}
+_OURS = ("message", "status_code", "retry_after", "error_type")
+
+
+def _bridged(ours: ProviderError, sdk_error: BaseException) -> ProviderError:
+    """``ours``, made an instance of ``sdk_error``'s class as well.
+
+    Its class subclasses both (made on first use and cached, one per pair); it carries
+    the SDK error's attributes (``response``, ``body``, ``request``, ``request_id``...)
+    and ours (``message``, ``status_code``, ``retry_after``, ``error_type``; ``message``
+    is ours, as ``str(error)`` is). Pickled or copied, it is our class alone: the SDK's
+    objects (an HTTP response) do not travel.
+    """
+    key = (type(ours), type(sdk_error))
+    cls = _BRIDGES.get(key)
+    if cls is None:
+        cls = _BRIDGES.setdefault(key, _bridge_class(*key))
+    bridged = cls.__new__(cls, *ours.args)
+    Exception.__init__(bridged, *ours.args)
+    bridged.__dict__.update(sdk_error.__dict__)
+    bridged.__dict__.update(ours.__dict__)
+    return bridged
+
+
+def _bridge_class(ours: type[BaseException], sdk: type[BaseException]) -> type[ProviderError]:
+    def __reduce__(self: ProviderError) -> tuple[Any, ...]:
+        state = {k: v for k, v in self.__dict__.items() if k in _OURS}
+        return _plain_error, (ours, self.args, state)
+
+    namespace = {
+        "__module__": ours.__module__,
+        "__qualname__": ours.__qualname__,
+        "__doc__": ours.__doc__,
+        "__reduce__": __reduce__,
+    }
+    made: Any = type(ours.__name__, (ours, sdk), namespace)
+    return made
+
+
+def _plain_error(
+    cls: type[ProviderError], args: tuple[Any, ...], state: dict[str, Any]
+) -> ProviderError:
+    """An error of our class alone, from a bridged one's arguments and our attributes."""
+    error = cls.__new__(cls, *args)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
     return error
 
 

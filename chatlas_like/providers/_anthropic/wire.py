@@ -64,6 +64,8 @@ from .._prices import token_cost
 
 __all__ = [
     "MAX_SENT_TEXT_BYTES",
+    "PROVIDER_KEY",
+    "PROVIDER_NAME",
     "AnthropicAccumulator",
     "MessageCache",
     "SSEDecoder",
@@ -76,6 +78,8 @@ __all__ = [
     "tool_definition",
 ]
 
+PROVIDER_NAME = "Anthropic"  # chatlas's name of the provider
+PROVIDER_KEY = PROVIDER_NAME.lower()  # its key (ProviderBase.key): prices, uploads, files
 # A model's answer of up to 128k tokens is well under this; only a runaway one is cut.
 MAX_SENT_TEXT_BYTES = 2_000_000
 _CACHE_TTLS = ("5m", "1h")
@@ -142,8 +146,7 @@ def build_request(
             schema = closed_schema(spec.data_model, open_allowed=True)
             tools.append(_structured_tool(schema, model, thinking))
             body["tool_choice"] = {"type": "tool", "name": STRUCTURED_TOOL}
-    if tools:
-        body["tools"] = tools
+    body["tools"] = tools  # [] without tools, as chatlas sends it
     if thinking is not None:
         body["thinking"] = thinking
     if output_config:
@@ -398,7 +401,7 @@ def is_text_document(mime_type: str) -> bool:
 
 
 def _uploaded_block(content: ContentUploaded) -> dict[str, Any]:
-    if content.provider != "anthropic":
+    if content.provider != PROVIDER_KEY:
         raise ValueError(
             f"{content.filename or content.id} was uploaded to {content.provider}, not "
             "Anthropic: upload it again with this chat's `files.upload()`"
@@ -424,8 +427,7 @@ def _tool_result_block(result: ContentToolResult) -> dict[str, Any]:
             block["is_error"] = True
             return block
         block["content"] = [b for b in inner if b is not None]
-    if result.is_error:
-        block["is_error"] = True
+    block["is_error"] = result.is_error  # always said, as chatlas says it
     if result.options:
         block.update(result.options)
     return block
@@ -569,13 +571,13 @@ class AnthropicAccumulator:
         return self._build(finish_reason(self._stop_reason or "end_turn"), None)
 
     def partial_turn(self, reason: str = "interrupted") -> AssistantTurn | None:
-        """What arrived so far, as an ``"incomplete"`` turn whose ``partial_reason`` is
-        ``reason``; None if nothing did."""
+        """What arrived so far, as a partial turn whose ``partial_reason`` is ``reason``
+        and whose ``finish_reason`` is None, as chatlas's; None if nothing did."""
         if not self._blocks:
             return None
-        return self._build("incomplete", reason)
+        return self._build(None, reason)
 
-    def _build(self, finish: str, partial_reason: str | None) -> AssistantTurn:
+    def _build(self, finish: str | None, partial_reason: str | None) -> AssistantTurn:
         contents: list[Content] = []
         for i in sorted(self._blocks):
             block = self._blocks[i]
@@ -602,7 +604,7 @@ class AnthropicAccumulator:
             usage=usage,
             finish_reason=finish,
             stop_reason=self._stop_reason,
-            cost=token_cost("anthropic", model, tokens) if model else None,
+            cost=token_cost(PROVIDER_KEY, model, tokens) if model else None,
             partial_reason=partial_reason,
         )
         # What the response said, less its blocks (the turn's contents are those): the
