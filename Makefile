@@ -65,7 +65,7 @@ $(KERNEL_STAMP): $(DEV_STAMP)
 # writes bytecode, so each would compile the package again: compile it once first, as
 # an installed wheel is (compileall writes regardless; an up-to-date file is skipped).
 pytest: $(DEV_STAMP) $(KERNEL_STAMP) system-deps
-	$(PY) -m compileall -q chatlas_like tests benchmarks
+	$(PY) -m compileall -q -x '/(\.venv|results)' chatlas_like tests benchmarks
 	$(PY) -m pytest -rs
 
 # The documentation site, built offline; any warning fails it. Its links name pages
