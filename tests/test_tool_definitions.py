@@ -41,8 +41,14 @@ def described_everywhere(city: str) -> str:
     return city
 
 
-def test_colon_lines_under_a_parameters_heading_describe_the_parameters() -> None:
+def test_the_description_is_the_docstring_as_written_as_chatlas_sends_it() -> None:
     tool = Tool.from_func(get_current_weather)
+    assert tool.description == get_current_weather.__doc__
+    assert all("description" not in p for p in tool.parameters["properties"].values())
+
+
+def test_colon_lines_under_a_parameters_heading_describe_the_parameters() -> None:
+    tool = Tool.from_func(get_current_weather, parse_docstring=True)
     assert tool.description == "Get the current weather given a latitude and longitude."
     properties = tool.parameters["properties"]
     assert properties["lat"]["description"] == "The latitude of the location."
@@ -50,7 +56,7 @@ def test_colon_lines_under_a_parameters_heading_describe_the_parameters() -> Non
 
 
 def test_sections_other_than_the_parameters_stay_in_the_description() -> None:
-    tool = Tool.from_func(described_everywhere)
+    tool = Tool.from_func(described_everywhere, parse_docstring=True)
     assert tool.description.startswith("Gets the forecast.")
     assert "The forecast, in Celsius." in tool.description
     assert "The city." not in tool.description
@@ -66,7 +72,7 @@ def test_epydoc_parameters_are_read() -> None:
         """
         return a + b
 
-    tool = Tool.from_func(add)
+    tool = Tool.from_func(add, parse_docstring=True)
     assert tool.description == "Adds two numbers."
     assert tool.parameters["properties"]["b"]["description"] == "The second number."
 
@@ -79,7 +85,7 @@ def test_a_docstring_without_a_readable_parameter_section_goes_whole_to_the_mode
         """
         return a + b
 
-    tool = Tool.from_func(add)
+    tool = Tool.from_func(add, parse_docstring=True)
     assert tool.description == (
         "Adds two numbers.\n\nInputs: `a` is the first number and `b` the second; "
         "both are integers."
@@ -123,7 +129,7 @@ def test_documentation_of_a_parameter_the_function_lacks_is_named_in_a_warning()
         return query
 
     with pytest.warns(UserWarning, match="documents 'limit', which is not a parameter"):
-        tool = Tool.from_func(search)
+        tool = Tool.from_func(search, parse_docstring=True)
     assert tool.parameters["properties"]["query"]["description"] == "What to look for."
 
 
@@ -185,7 +191,7 @@ def test_tool_schema_has_chatlas_shape() -> None:
         "type": "function",
         "function": {
             "name": "get_current_weather",
-            "description": "Get the current weather given a latitude and longitude.",
+            "description": get_current_weather.__doc__,
             "parameters": tool.parameters,
         },
     }

@@ -51,7 +51,7 @@ def test_a_plain_function_gives_a_closed_object_schema() -> None:
 
 
 def test_numpy_docstring_gives_description_and_parameter_descriptions() -> None:
-    tool = Tool.from_func(numpy_style)
+    tool = Tool.from_func(numpy_style, parse_docstring=True)
     assert tool.description == "Gets the forecast."
     properties = tool.parameters["properties"]
     assert properties["city"] == {"type": "string", "description": "The city to forecast."}
@@ -60,7 +60,7 @@ def test_numpy_docstring_gives_description_and_parameter_descriptions() -> None:
 
 
 def test_google_docstring_gives_parameter_descriptions() -> None:
-    tool = Tool.from_func(google_style)
+    tool = Tool.from_func(google_style, parse_docstring=True)
     properties = tool.parameters["properties"]
     assert tool.description == "Gets the weather."
     assert properties["city"]["description"] == "The city."
@@ -69,7 +69,7 @@ def test_google_docstring_gives_parameter_descriptions() -> None:
 
 
 def test_rest_docstring_gives_parameter_descriptions() -> None:
-    tool = Tool.from_func(rest_style)
+    tool = Tool.from_func(rest_style, parse_docstring=True)
     assert tool.description == "Gets the weather."
     assert tool.parameters["properties"]["city"]["description"] == "The city."
 
@@ -86,7 +86,7 @@ def test_annotated_field_description_wins_over_the_docstring() -> None:
         return city
 
     with pytest.warns(UserWarning, match="Field description of 'city' is sent"):
-        tool = Tool.from_func(f)
+        tool = Tool.from_func(f, parse_docstring=True)
     assert tool.parameters["properties"]["city"]["description"] == "From Field"
 
 

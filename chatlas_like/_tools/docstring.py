@@ -1,6 +1,8 @@
 """A tool's description and parameter descriptions, read from its docstring.
 
-The parameters are read by ``docstring_parser`` (numpy, Google, reST and Epydoc
+Used by ``Tool.from_func(..., parse_docstring=True)`` (ours, off by default: chatlas
+sends the docstring as it is, and so do we without it). The parameters are read by
+``docstring_parser`` (numpy, Google, reST and Epydoc
 styles), imported on the first docstring that has a section, never at
 ``import chatlas_like``. Two things are ours:
 

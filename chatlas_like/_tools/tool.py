@@ -1,13 +1,15 @@
 """Tools: from a Python function to a JSON Schema the model reads, and back.
 
 ``Tool.from_func`` reads the signature, type hints and docstring: parameters with
-defaults are optional, ``Annotated[..., Field(description=...)]`` and numpy/Google/reST/
-Epydoc docstring sections describe parameters (see :mod:`chatlas_like._tools.docstring`), and
-names with a leading underscore keep their name (pydantic's ``create_model`` would drop
-them, so they are carried as aliases). Parameter documentation that cannot reach the
-schema (a documented name the function lacks, a docstring text that a ``Field``
-description overrides) is named in a warning, never dropped silently; a schema never
-carries an empty ``description``.
+defaults are optional, ``Annotated[..., Field(description=...)]`` describes a
+parameter, and names with a leading underscore keep their name (pydantic's
+``create_model`` would drop them, so they are carried as aliases). The description is
+the docstring as it is written, as chatlas sends it; with ``parse_docstring=True``
+(ours) numpy/Google/reST/Epydoc parameter sections become the parameters' descriptions
+instead (see :mod:`chatlas_like._tools.docstring`), and parameter documentation that
+cannot reach the schema (a documented name the function lacks, a docstring text that a
+``Field`` description overrides) is named in a warning, never dropped silently. A
+schema never carries an empty ``description``.
 
 Before a call, the model's arguments are validated and coerced by a pydantic model of
 the signature (``"1"`` becomes ``1`` for an ``int``); a failure is an
@@ -24,7 +26,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, get_type_hints
 
-from .docstring import parse_docstring
+from . import docstring as _docstring
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -103,6 +105,7 @@ class Tool:
         sequential: bool = False,
         timeout: float | None = None,
         max_result_bytes: int | None = None,
+        parse_docstring: bool = False,
     ) -> Tool:
         """A tool from a function's signature, type hints and docstring.
 
@@ -119,14 +122,25 @@ class Tool:
             docstring, when it has one, is the tool's description.
         annotations, sequential, timeout, max_result_bytes
             As for :class:`Tool`.
+        parse_docstring
+            Ours, off by default. Off, the description is the docstring exactly as
+            written (``func.__doc__``, indentation and parameter section included), as
+            chatlas sends it. On, its numpy, Google, reST or Epydoc parameter section
+            becomes each parameter's ``description`` in the schema and the rest, its
+            indentation removed, the tool's description (the whole docstring when no
+            parameter can be read from it).
         """
-        doc = parse_docstring(inspect.getdoc(func))
         tool_name = name or _default_name(func, model)
-        description = doc.description
+        if parse_docstring:
+            doc = _docstring.parse_docstring(inspect.getdoc(func))
+            description, documented = doc.description, doc.params
+        else:  # chatlas's: the docstring as it is, parameters undescribed by it
+            description, documented = getattr(func, "__doc__", None) or "", {}
         if model is not None:
             _check_model_fits(model, func)
-            description = inspect.cleandoc(model.__doc__ or "") or description
-        validator = _SignatureValidator(func, doc.params, model, tool_name)
+            given = model.__doc__ or ""
+            description = (inspect.cleandoc(given) if parse_docstring else given) or description
+        validator = _SignatureValidator(func, documented, model, tool_name)
         tool = cls(
             func,
             tool_name,
