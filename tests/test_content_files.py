@@ -42,7 +42,7 @@ def decoded_size(content: ContentImageInline) -> tuple[int, int]:
 
 
 def test_resize_low_fits_a_large_image_in_512_pixels(tmp_path: Path) -> None:
-    image = content_image_file(make_png(tmp_path / "big.png", (1200, 800)))
+    image = content_image_file(make_png(tmp_path / "big.png", (1200, 800)), resize="low")
     assert decoded_size(image) == (512, 341)
     assert image.image_content_type == "image/png"
 
@@ -63,7 +63,7 @@ def test_explicit_sizes_fit_shrink_only_or_stretch(tmp_path: Path) -> None:
 
 def test_an_image_within_the_size_is_sent_byte_for_byte(tmp_path: Path) -> None:
     path = make_png(tmp_path / "small.jpg", (100, 80), "JPEG")
-    image = content_image_file(path)
+    image = content_image_file(path, resize="low")
     assert base64.b64decode(image.data) == path.read_bytes()
     assert image.image_content_type == "image/jpeg"
 
@@ -101,7 +101,7 @@ def test_content_image_plot_sends_the_current_figure_as_png() -> None:
     import matplotlib.pyplot as plt
 
     plt.close("all")
-    with pytest.raises(RuntimeError, match="no matplotlib figure"):
+    with pytest.raises(RuntimeError, match="No matplotlib figure to save"):
         content_image_plot()
     plt.plot([1, 2, 3], [1, 4, 9])
     try:

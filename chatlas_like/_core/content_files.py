@@ -3,7 +3,9 @@
 Images from files are shrunk before they are sent (``resize="low"`` by default: the
 model sees little more in a larger image, and every pixel costs tokens); resizing
 needs Pillow (``pip install 'chatlas_like[images]'``), ``resize="none"`` sends the
-file's bytes as they are. An image already within the size is sent unchanged, never
+file's bytes as they are. As in chatlas, leaving ``resize`` out warns
+(:class:`MissingResizeWarning`, chatlas's words) on every call; giving it, even
+``"low"``, does not. An image already within the size is sent unchanged, never
 re-encoded. PDFs and images given by URL are fetched by the provider; a text document
 given by URL keeps its URL and is downloaded when a request is built (Anthropic fetches
 only PDFs itself), as in chatlas: building one works offline.
@@ -30,6 +32,7 @@ import functools
 import io
 import itertools
 import re
+import warnings
 from pathlib import Path
 from typing import Any, Literal, cast
 from urllib.parse import urlparse
@@ -41,8 +44,10 @@ from .content import (
     ContentPDF,
     ImageContentType,
 )
+from .missing import MISSING, MISSING_TYPE
 
 __all__ = [
+    "MissingResizeWarning",
     "content_document_file",
     "content_document_url",
     "content_image_file",
@@ -97,6 +102,19 @@ _approved: dict[str, bool] = {}
 # -- images ------------------------------------------------------------------------------------
 
 
+class MissingResizeWarning(RuntimeWarning):
+    """``content_image_file()`` was called without ``resize``: the image is shrunk to
+    ``"low"``, as the warning says (chatlas's warning, in its words)."""
+
+
+_MISSING_RESIZE = (
+    "The `resize` parameter is missing. Defaulting to `resize='low'`. "
+    "As a result, the image has likely lost quality before the model received it. "
+    "Set `resize='low'` to suppress this warning, `resize='high'` for higher quality, or "
+    "`resize='none'` to disable resizing."
+)
+
+
 def content_image_url(
     url: str, detail: Literal["auto", "low", "high"] = "auto"
 ) -> ContentImageInline | ContentImageRemote:
@@ -122,7 +140,7 @@ def content_image_url(
 def content_image_file(
     path: str | Path,
     content_type: Literal["auto"] | ImageContentType = "auto",
-    resize: Resize = "low",
+    resize: Resize | MISSING_TYPE = MISSING,
 ) -> ContentImageInline:
     """An image file, sent inline.
 
@@ -137,7 +155,8 @@ def content_image_file(
         768x2000 (portrait); ``"none"`` sends the file as it is; ``"WxH"`` fits it in
         W by H, ``"WxH>"`` only shrinks, ``"WxH!"`` stretches to exactly W by H. The
         aspect ratio is kept except with ``!``; an image is never enlarged to fit.
-        Resizing needs Pillow.
+        Resizing needs Pillow. Left out, it is ``"low"``, with chatlas's
+        :class:`MissingResizeWarning`.
     """
     path = Path(path)
     if not path.is_file():
@@ -152,6 +171,9 @@ def content_image_file(
         content_type = found
     if resize != "none" and content_type in _HEIC_HEIF:
         _register_heif()
+    if isinstance(resize, MISSING_TYPE):
+        warnings.warn(_MISSING_RESIZE, MissingResizeWarning, stacklevel=2)
+        resize = "low"
     data = path.read_bytes() if resize == "none" else _resized(path, resize)
     return ContentImageInline(content_type, base64.b64encode(data).decode())
 
@@ -229,7 +251,9 @@ def content_image_plot(width: int = 768, height: int = 768, dpi: int = 72) -> Co
         raise ImportError("content_image_plot() needs matplotlib: pip install matplotlib") from None
     pyplot: Any = plt
     if not pyplot.get_fignums():
-        raise RuntimeError("there is no matplotlib figure: draw one before content_image_plot()")
+        raise RuntimeError(  # chatlas's words
+            "No matplotlib figure to save. Please create one before calling `content_image_plot()`."
+        )
     figure: Any = pyplot.gcf()
     size = figure.get_size_inches()
     try:
