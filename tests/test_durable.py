@@ -279,6 +279,25 @@ def test_a_failed_turn_raises_its_error_and_the_conversation_goes_on(
     assert str(durable.chat("hi", conversation_id="c-1", echo="none")) == "Hello there."
 
 
+def test_a_tools_current_display_shows_its_content_in_a_durable_turn(
+    server: LoopbackServer, launch: Callable[[], None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    chat = make_chat(server)
+
+    def lookup(card: int) -> str:
+        """Look a card up."""
+        if chat.current_display:
+            chat.current_display.echo("Looking card 42 up...")
+        return f"card {card} is valid"
+
+    chat.register_tool(lookup, annotations={"readOnlyHint": True})
+    durable = DurableChat(chat, name=unique(), poll_interval=0.05)
+    launch()
+    durable.chat("Is card 42 valid?", conversation_id="c-1", echo="text")
+    assert "Looking card 42 up..." in capsys.readouterr().out
+    assert chat.current_display is None
+
+
 # -- bad input ---------------------------------------------------------------------------------
 
 

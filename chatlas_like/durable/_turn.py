@@ -6,6 +6,10 @@ sink of a stream) is looked up by the workflow's id in :data:`CALLERS`, so a tur
 recovered in another process runs the same, silently. The turn reads the history the
 earlier turns recorded, runs the turn loop on a copy of the chat with that history
 (:func:`~chatlas_like.durable._driver.drive_durable`), and returns the turns it added.
+The loop runs through the wrapped chat's ``_turn_loop``, so ``chat.current_display``
+(the chat the tools were written against) is the turn's display while it runs, as in a
+plain call: a tool's ``chat.current_display.echo(...)`` shows where the turn's echo
+goes (nowhere, for a recovered or queued turn).
 A turn whose loop raised still returns them (the loop repaired the history first),
 with the error, which the caller raises.
 """
@@ -18,7 +22,6 @@ from typing import Any
 
 from .._chat import Chat
 from .._core.history import History
-from .._run.loop import turn_loop
 from ._codec import decode_prompt, encode_error, encode_turns
 from ._driver import Recorder, drive_durable
 from ._history import Recorded, TurnOutput, load_history
@@ -68,7 +71,8 @@ def run_turn(
             call["options"],
         )
         where = f"conversation {conversation_id!r} of durable chat {name!r}, turn {index}"
-        drive_durable(turn_loop(run, prompt_turn), sender, recorder, where=where)
+        loop = chat._turn_loop(run, prompt_turn)  # pyright: ignore[reportPrivateUsage]
+        drive_durable(loop, sender, recorder, where=where)
     except DBOSException:
         raise  # the engine's own failure: DBOS retries or records it
     except (Exception, KeyboardInterrupt) as e:
