@@ -17,6 +17,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from ._core.content import Content, ContentToolRequest
+from ._core.errors import ToolFailureWarning  # chatlas keeps its warning in chatlas._chat
 from ._core.history import History, answer_dangling
 from ._core.missing import MISSING, MISSING_TYPE
 from ._core.tool_result import ContentToolResult
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
     from ._store._attach import StoreAttachment
     from .providers._files import FileManager
 
-__all__ = ["Chat", "ChatResponse", "ChatResponseAsync", "ChatStream"]
+__all__ = ["Chat", "ChatResponse", "ChatResponseAsync", "ChatStream", "ToolFailureWarning"]
 
 T = TypeVar("T")
 ModelT = TypeVar("ModelT", bound="BaseModel")
