@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import gc
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from pydantic import BaseModel, Field
 import chatlas_like as ctl
 from chatlas_like import ContentToolResult, Turn
 from chatlas_like.testing import LoopbackServer, Reply
+from chatlas_like.types import ToolFailureWarning
 
 
 @pytest.fixture
@@ -197,6 +199,18 @@ def test_a_cancelled_stream_keeps_the_partial_answer(api: Any) -> None:
     assert last_turn is not None and last_turn.text == "".join(chunks)
 
 
+def test_a_cancelled_answer_is_partial_with_no_finish_reason(api: Any) -> None:
+    api([Reply.text("Once upon a time there was a very long story indeed.", chunks=10)])
+    chat = ctl.ChatAnthropic()
+    ctrl = ctl.StreamController()
+    for i, _ in enumerate(chat.stream("Write a long story", controller=ctrl)):
+        if i == 2:
+            ctrl.cancel()
+    last_turn = chat.get_last_turn()
+    assert last_turn is not None and last_turn.is_partial
+    assert (last_turn.finish_reason, last_turn.partial_reason) == (None, "cancelled")
+
+
 def test_stream_async(api: Any) -> None:
     api([Reply.text("Hello Chatlas.", chunks=3)])
     chat = ctl.ChatAnthropic(system_prompt="You are a helpful assistant.")
@@ -287,10 +301,8 @@ def test_a_registered_tool_is_called_and_its_result_answered(
     assert "get_current_weather(lat=37.7749, lng=-122.4194)" in shown
     assert "23.3°C" in shown
     (tool,) = server.message_requests()[0]["tools"]
-    assert tool["description"] == "Get the current weather given a latitude and longitude."
-    assert (
-        tool["input_schema"]["properties"]["lat"]["description"] == "The latitude of the location."
-    )
+    assert tool["description"] == get_current_weather.__doc__  # the docstring as written
+    assert "description" not in tool["input_schema"]["properties"]["lat"]
     result = last_messages(server)[-1]["content"][0]
     assert result["type"] == "tool_result" and '"temperature_2m":23.3' in result["content"]
 
@@ -304,10 +316,28 @@ def test_a_tool_that_raises_tells_the_model_and_the_chat_goes_on(api: Any) -> No
         raise ValueError("Failed to get current temperature")
 
     chat.register_tool(get_current_weather)
-    chat.chat("How's the weather in San Francisco?")
+    with pytest.warns(ToolFailureWarning):
+        chat.chat("How's the weather in San Francisco?")
     result = last_messages(server)[-1]["content"][0]
     assert result["is_error"] is True
-    assert "Failed to get current temperature" in str(result["content"])
+    assert result["content"] == "Tool call failed with error: 'Failed to get current temperature'"
+
+
+def test_a_tool_that_raises_warns_tool_failure_warning_in_chatlas_words(api: Any) -> None:
+    api(WEATHER)
+    chat = ctl.ChatAnthropic()
+
+    def get_current_weather(lat: float, lng: float):
+        "Get the current weather"
+        raise ValueError("Failed to get current temperature")
+
+    chat.register_tool(get_current_weather)
+    with pytest.warns(ToolFailureWarning) as warned:
+        chat.chat("How's the weather in San Francisco?", echo="none")
+    assert [str(w.message) for w in warned] == [
+        "Calling tool 'get_current_weather' led to an error: Failed to get current temperature"
+    ]
+    assert issubclass(ToolFailureWarning, RuntimeWarning)
 
 
 def test_a_tool_can_return_an_image(api: Any) -> None:
@@ -381,7 +411,10 @@ def test_register_tool_with_a_numpy_docstring(api: Any) -> None:
     chat.register_tool(add)
     chat.chat("What is 2 + 2?")
     (tool,) = server.message_requests()[0]["tools"]
-    assert tool["input_schema"]["properties"]["b"]["description"] == "The second number to add."
+    # chatlas sends the docstring as written, parameter section and indentation included.
+    assert tool["description"] == add.__doc__
+    assert "The second number to add." in tool["description"]
+    assert "description" not in tool["input_schema"]["properties"]["b"]
 
 
 # -- tool-calling/approval -------------------------------------------------------------------
@@ -404,7 +437,8 @@ def test_a_request_callback_can_reject_a_call(api: Any) -> None:
         raise ctl.ToolRejectError(f"The user has chosen to disallow the tool call '{req.name}'.")
 
     chat.on_tool_request(on_request)
-    chat.chat("What files are available in my current directory?")
+    with pytest.warns(ToolFailureWarning, match="led to an error: Tool call rejected. "):
+        chat.chat("What files are available in my current directory?")
     assert ran == []
     result = last_messages(server)[-1]["content"][0]
     assert result["is_error"] is True
@@ -423,7 +457,8 @@ def test_a_tool_can_reject_its_own_call(api: Any) -> None:
         raise ctl.ToolRejectError("The user has chosen to disallow the tool call.")
 
     chat.register_tool(list_files)
-    chat.chat("What files are available in my current directory?")
+    with pytest.warns(ToolFailureWarning):
+        chat.chat("What files are available in my current directory?")
     result = last_messages(server)[-1]["content"][0]
     assert "The user has chosen to disallow the tool call." in str(result["content"])
 
@@ -673,7 +708,8 @@ def test_a_request_callback_rejects_a_tool_that_is_not_read_only(api: Any) -> No
             raise ctl.ToolRejectError(f"'{request.name}' changes files: not allowed.")
 
     chat.on_tool_request(on_request)
-    chat.chat("Delete a.txt", echo="none")
+    with pytest.warns(ToolFailureWarning):
+        chat.chat("Delete a.txt", echo="none")
     assert deleted == []
     result = last_messages(server)[-1]["content"][0]
     assert result["is_error"] is True and "changes files: not allowed." in str(result["content"])
@@ -933,10 +969,13 @@ def test_tool_from_mcp_calls_the_tool_through_the_session(api: Any) -> None:
 
 def test_tool_from_mcp_turns_a_server_error_into_an_error_result(api: Any) -> None:
     server = api([Reply.tool_call("refuse", {"reason": "no way"}), Reply.text("It failed.")])
-    chat = run_with_mcp_session(["refuse"], "Try it")
+    with pytest.warns(ToolFailureWarning):
+        chat = run_with_mcp_session(["refuse"], "Try it")
     (result,) = chat.get_turns()[2].tool_results
     assert isinstance(result.error, RuntimeError) and "no way" in str(result.error)
-    assert last_messages(server)[-1]["content"][0]["is_error"] is True
+    sent = last_messages(server)[-1]["content"][0]
+    assert sent["is_error"] is True
+    assert sent["content"] == f"Tool call failed with error: '{result.error}'"
 
 
 def test_texts_and_thinkings_add_up_as_in_chatlas() -> None:
@@ -966,3 +1005,154 @@ def test_set_turns_can_take_a_leading_system_turn_as_the_prompt() -> None:
 def test_the_repr_of_a_turn_is_its_text() -> None:
     turn = ctl.AssistantTurn("The answer is 42.", tokens=(100, 50, 20))
     assert repr(turn) == str(turn) == "The answer is 42."
+
+
+# -- MCP: what the model reads of a server's answer ----------------------------------------------
+
+# The server of chatlas's register_mcp_tools_stdio_async reference example.
+MY_MCP_SERVER = """
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("my_server")
+
+@app.tool(description="Add two numbers.")
+def add(y: int, z: int) -> int:
+    return y - z
+
+app.run(transport="stdio")
+"""
+
+
+def chat_with_my_mcp_server(tmp_path: Path, prompt: str) -> Any:
+    (tmp_path / "my_mcp_server.py").write_text(MY_MCP_SERVER)
+
+    async def main() -> Any:
+        chat = ctl.ChatAnthropic()
+        await chat.register_mcp_tools_stdio_async(
+            command=sys.executable, args=[str(tmp_path / "my_mcp_server.py")]
+        )
+        try:
+            await chat.chat_async(prompt, echo="none")
+        finally:
+            await chat.cleanup_mcp_tools()
+        return chat
+
+    return asyncio.run(main())
+
+
+def test_an_mcp_tool_that_returns_2_reads_as_2_and_its_structured_content_stays_in_extra(
+    api: Any, tmp_path: Path
+) -> None:
+    server = api([Reply.tool_call("add", {"y": 5, "z": 3}), Reply.text("It is 2.")])
+    chat = chat_with_my_mcp_server(tmp_path, "Add 5 and 3")
+    assert last_messages(server)[-1]["content"][0]["content"] == "2"
+    (result,) = chat.get_turns()[2].tool_results
+    assert result.value == "2"
+    assert result.extra["structured_content"] == {"result": 2}
+
+
+# -- CHATLAS_LOG ----------------------------------------------------------------------------------
+
+
+def run_in_child(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k not in ("CHATLAS_LOG", "CHATLAS_LIKE_LOG")}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**base, **env},
+        check=False,
+    )
+
+
+def test_chatlas_log_debug_shows_the_http_exchange_without_the_key(api: Any) -> None:
+    api([Reply.text("Hello.")])
+    key = "sk-ant-api03-DebugKeyOfThisChat0123456789"
+    child = run_in_child(
+        "import chatlas_like as ctl\n"
+        f"chat = ctl.ChatAnthropic(model='claude-haiku-4-5', api_key={key!r})\n"
+        "chat.chat('Hi', echo='none')\n",
+        CHATLAS_LOG="debug",
+    )
+    assert child.returncode == 0, child.stderr
+    log = child.stderr
+    assert "POST" in log and "/v1/messages" in log and "200 OK" in log
+    assert key not in log and key[-12:] not in log
+
+
+def test_chatlas_log_info_has_chatlas_token_and_tool_error_lines(
+    api: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    caplog.set_level(logging.INFO, logger="chatlas_like")
+    api(
+        [
+            Reply.tool_call("get_current_weather", {"lat": 37.7, "lng": -122.4}).with_usage(
+                input_tokens=30, output_tokens=8
+            ),
+            Reply.text("No weather today.").with_usage(input_tokens=50, output_tokens=4),
+        ]
+    )
+    chat = ctl.ChatAnthropic()
+
+    def get_current_weather(lat: float, lng: float):
+        "Get the current weather"
+        raise ValueError("Failed to get current temperature")
+
+    chat.register_tool(get_current_weather)
+    with pytest.warns(ToolFailureWarning):
+        chat.chat("How's the weather in San Francisco?", echo="none")
+    lines = [r.getMessage() for r in caplog.records]
+    assert (
+        "Provider 'Anthropic' generated a response of 8 tokens from an input of 30 tokens "
+        "and 0 cached input tokens." in lines
+    )
+    assert (
+        "Error invoking tool function 'get_current_weather' with arguments: "
+        "{'lat': 37.7, 'lng': -122.4}. The error message is: 'Failed to get current temperature'"
+    ) in lines
+
+
+# -- images ---------------------------------------------------------------------------------------
+
+
+def test_an_image_file_without_resize_warns_that_it_was_resized(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from chatlas_like._core.content_files import MissingResizeWarning
+
+    Image.new("RGB", (60, 30), color="red").save(tmp_path / "test.png")
+    with pytest.warns(MissingResizeWarning, match=r"The `resize` parameter is missing\."):
+        assert ctl.content_image_file(str(tmp_path / "test.png")) is not None
+    assert issubclass(MissingResizeWarning, RuntimeWarning)
+
+
+def test_content_image_plot_without_a_figure_says_so_in_chatlas_words() -> None:
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    with pytest.raises(RuntimeError, match="No matplotlib figure to save"):
+        ctl.content_image_plot()
+
+
+# -- the provider ---------------------------------------------------------------------------------
+
+
+def test_the_providers_name_is_anthropic() -> None:
+    assert ctl.ChatAnthropic(api_key="test").provider.name == "Anthropic"
+
+
+def test_a_rate_limit_is_the_sdks_rate_limit_error_with_its_status_code(api: Any) -> None:
+    import anthropic
+
+    wait = {"retry-after-ms": "5"}
+    api([Reply.error(429, "rate_limit_error", "Number of requests exceeded", headers=wait)] * 4)
+    chat = ctl.ChatAnthropic()
+    with pytest.raises(anthropic.RateLimitError) as caught:
+        chat.chat("Hi", echo="none")
+    error = caught.value
+    assert isinstance(error, anthropic.APIStatusError) and isinstance(error, ctl.RateLimitError)
+    assert error.status_code == 429 and error.response.status_code == 429
+    assert error.body["error"]["type"] == "rate_limit_error"
