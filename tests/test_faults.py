@@ -76,12 +76,39 @@ def test_a_rate_limit_error_carries_retry_after(serve: Any) -> None:
     assert caught.value.retry_after == 7.0
 
 
-def test_a_closed_port_is_a_connection_error() -> None:
+def test_a_provider_error_pickles_and_copies_as_ours_without_the_sdks_objects(
+    serve: Any,
+) -> None:
+    import copy
+    import pickle
+
+    import anthropic
+
+    server = serve(
+        [Reply.error(429, "rate_limit_error", "slow down", headers={"retry-after": "7"})]
+    )
+    chat = make_chat(server, max_retries=0)
+    with pytest.raises(anthropic.RateLimitError) as caught:
+        chat.chat("Hi", echo="none")
+    for again in (pickle.loads(pickle.dumps(caught.value)), copy.deepcopy(caught.value)):
+        assert type(again) is RateLimitError and not isinstance(again, anthropic.APIError)
+        assert (str(again), again.status_code, again.retry_after) == (
+            str(caught.value),
+            429,
+            7.0,
+        )
+        assert not hasattr(again, "response")
+
+
+def test_a_closed_port_is_a_connection_error_and_the_sdks_too() -> None:
+    import anthropic
+
     chat = ChatAnthropic(
         base_url="http://127.0.0.1:9", api_key=TEST_KEY, model=TEST_MODEL, max_retries=0
     )
-    with pytest.raises(ProviderConnectionError):
+    with pytest.raises(ProviderConnectionError) as caught:
         chat.chat("Hi", echo="none")
+    assert isinstance(caught.value, anthropic.APIConnectionError)
     assert chat.get_turns() == []
 
 

@@ -129,7 +129,7 @@ class CallObserver(Observer):
         self,
         trace: CallTrace | None,
         *,
-        provider: str = "Anthropic",
+        provider: str,
         model: str,
         max_result_bytes: int,
         max_retries: int,
