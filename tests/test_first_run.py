@@ -132,11 +132,9 @@ def test_in_a_browser():
 
 
 def run_a_browser_test(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    """pytest in a subprocess, with this suite's hooks, on one browser test."""
-    (tmp_path / "pytest.ini").write_text(
-        "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
-        "markers =\n    browser: a browser test\n"
-    )
+    """pytest in a subprocess, with this suite's hooks, on one browser test (no plugins:
+    shiny's and hypothesis's would take seconds to import for nothing)."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    browser: a browser test\n")
     (tmp_path / "conftest.py").write_text(
         "from tests.conftest import pytest_collection_modifyitems, pytest_runtest_makereport\n"
     )
@@ -148,7 +146,7 @@ def run_a_browser_test(tmp_path: Path, **env: str) -> subprocess.CompletedProces
         text=True,
         timeout=120,
         cwd=tmp_path,
-        env={**base, "PYTHONPATH": str(ROOT), **env},
+        env={**base, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **env},
         check=False,
     )
 
