@@ -205,7 +205,7 @@ class _BatchJob:
             _custom_id(i): self._params(provider, turn) for i, turn in enumerate(self.user_turns)
         }
         self.fingerprint = {
-            "provider": provider.name,
+            "provider": provider.key,
             "model": provider.model,
             "prompts": _digest([repr(t.contents) for t in self.user_turns]),
             "requests": _digest([self._params(provider, t) for t in self.user_turns]),

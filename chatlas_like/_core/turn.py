@@ -30,7 +30,7 @@ FinishReason = Literal[
     "stop_sequence",
     "incomplete",
 ]
-"""Why the model stopped, as chatlas names it; ``"incomplete"`` is a cut response.
+"""Why the model stopped, as chatlas names it (a cut response has None, as in chatlas).
 
 A provider's reason this list does not name (e.g. Anthropic's ``"pause_turn"``) is
 kept as the provider sent it.
@@ -112,8 +112,8 @@ class Turn:
         produced this turn (assistant turns); see :attr:`usage` for all four counts.
     finish_reason
         Why the model stopped (assistant turns), normalised as chatlas does
-        (``"success"``, ``"tool_use"``, ``"max_tokens"`` ...); ``"incomplete"`` for
-        a cut stream.
+        (``"success"``, ``"tool_use"``, ``"max_tokens"`` ...); None for a cut stream,
+        as in chatlas (``partial_reason`` says why).
     completion
         The provider's response object, when there is one.
     cost

@@ -29,7 +29,7 @@ the last one is in: that is what the model receives.
 
 Cancellation contract: closing the loop or throwing into it (Ctrl-C, a closed stream,
 a cancelled task, a cut response) repairs the history before the exception
-propagates: a partial answer is kept as ``"incomplete"`` and every tool request
+propagates: a partial answer is kept (with ``partial_reason``) and every tool request
 without a result is answered, so the next call sends a valid request. Mid-round, the
 round is stopped first: results already delivered are kept, calls that had started
 are answered ``error`` (interrupted while running), calls that had not are

@@ -15,8 +15,9 @@ class StreamController:
     :meth:`~chatlas_like.Chat.stream_async` as ``controller=``, then call
     :meth:`cancel` from anywhere (it is thread-safe). The stream ends before the next
     chunk, without an exception: the connection is closed, what arrived is kept in the
-    history as an ``"incomplete"`` turn and tool calls left open are answered, exactly
-    as when the stream is closed, so the next call sends a valid request.
+    history as a partial turn (``partial_reason`` set) and tool calls left open are
+    answered, exactly as when the stream is closed, so the next call sends a valid
+    request.
 
     A chunk already on its way is still delivered; a stream waiting for the model's
     first byte ends when that byte arrives. Reuse a controller after :meth:`reset`.

@@ -155,7 +155,7 @@ class _Accumulator:
         self._close_text()
         if not self.contents:
             return None
-        return AssistantTurn(list(self.contents), finish_reason="incomplete", partial_reason=reason)
+        return AssistantTurn(list(self.contents), partial_reason=reason)
 
 
 class _Events:
