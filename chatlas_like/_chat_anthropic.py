@@ -99,5 +99,17 @@ def ChatAnthropic(
         store=store,
         tenant_id=tenant_id,
         paging=paging,
+        kwargs_chat=_reasoning_kwargs(provider),
         **options,
     )
+
+
+def _reasoning_kwargs(provider: AnthropicProvider) -> dict[str, Any]:
+    """The thinking settings as chatlas keeps them: in the chat's ``kwargs_chat`` (the
+    provider sends the same; a chat file keeps them as ``reasoning``)."""
+    if provider.thinking is None:
+        return {}
+    kwargs: dict[str, Any] = {"thinking": dict(provider.thinking)}
+    if provider.effort is not None:
+        kwargs["output_config"] = {"effort": provider.effort}
+    return kwargs

@@ -1167,3 +1167,14 @@ def test_a_rate_limit_is_the_sdks_rate_limit_error_with_its_status_code(api: Any
     assert isinstance(error, anthropic.APIStatusError) and isinstance(error, ctl.RateLimitError)
     assert error.status_code == 429 and error.response.status_code == 429
     assert error.body["error"]["type"] == "rate_limit_error"
+
+
+def test_reasoning_is_kept_in_kwargs_chat_as_chatlas_keeps_it() -> None:
+    budget = ctl.ChatAnthropic(model="claude-sonnet-4-5", api_key="k", reasoning=2048)
+    assert budget.kwargs_chat == {"thinking": {"type": "enabled", "budget_tokens": 2048}}
+    effort = ctl.ChatAnthropic(model="claude-sonnet-4-5", api_key="k", reasoning="high")
+    assert effort.kwargs_chat == {
+        "thinking": {"type": "adaptive"},
+        "output_config": {"effort": "high"},
+    }
+    assert ctl.ChatAnthropic(model="claude-sonnet-4-5", api_key="k").kwargs_chat == {}

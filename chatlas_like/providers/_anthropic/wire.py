@@ -153,7 +153,13 @@ def build_request(
         body["output_config"] = output_config
     body["stream"] = spec.stream
     body.update(spec.params)
-    body.update(spec.kwargs)
+    kwargs = dict(spec.kwargs)
+    if isinstance(body.get("output_config"), dict) and isinstance(
+        kwargs.get("output_config"), dict
+    ):
+        # One output_config: the structured-output format and an effort given in kwargs.
+        kwargs["output_config"] = {**body["output_config"], **kwargs["output_config"]}
+    body.update(kwargs)
     return body
 
 
