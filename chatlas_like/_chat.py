@@ -1560,7 +1560,7 @@ class ChatResponseAsync:
 
 def _ipython_cell() -> int | None:
     """The number of the IPython cell running now; None outside IPython."""
-    ipython = sys.modules.get("IPython")  # never imported here: loaded means running in it
+    ipython = sys.modules.get("IPython")  # not imported here: IPython runs only if loaded
     shell = ipython.get_ipython() if ipython is not None else None
     count = getattr(shell, "execution_count", None)
     return count if isinstance(count, int) else None
