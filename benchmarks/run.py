@@ -231,8 +231,9 @@ def run_rows(
 def _baseline_worker(ref: str) -> Any:
     """A worker whose "chatlas" side runs our side of a row on chatlas_like as of ``ref``.
 
-    The package at ``ref`` is unpacked beside a link to today's ``benchmarks/``, and the
-    worker starts there, so it imports the old package and the current rows.
+    The package at ``ref`` is unpacked into a folder of its own, and the worker starts
+    there with the repository after it on the path, so it imports the old package and
+    today's rows.
     """
     from ._remote import Worker
 
@@ -247,13 +248,12 @@ def _baseline_worker(ref: str) -> Any:
         import compileall
 
         compileall.compile_dir(str(shadow / "chatlas_like"), quiet=1)
-    link = shadow / "benchmarks"
-    if not link.exists():
-        link.symlink_to(REPO / "benchmarks")
     return Worker(
         sys.executable,
         RESULTS / f"baseline-{sha}-worker.log",
-        env={"BENCH_SIDE_ALIAS": "chatlas=ours"},
+        # The old package first (the worker's folder), today's benchmarks/ after it: no
+        # link back into the repository (setuptools would walk it for packages).
+        env={"BENCH_SIDE_ALIAS": "chatlas=ours", "PYTHONPATH": str(REPO)},
         cwd=shadow,
     )
 

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from .._chat import Chat, ChatResponse, ChatResponseAsync, ChatStream
+from .._chat import Chat, ChatResponse, ChatResponseAsync, ChatStream, _shows
 from .._core.content import Content
 from .._core.turn import SystemTurn, Turn
 from ._codec import decode_error, decode_item, encode_prompt
@@ -159,7 +159,7 @@ class DurableChat:
         answer = off_loop(
             lambda: self._turn(args, conversation_id, caller, stream, kwargs, options)
         )
-        response = ChatResponse(iter([answer]))
+        response = ChatResponse(iter([answer]), echoed=_shows(echo))
         response.get_content()
         return response
 
@@ -182,7 +182,7 @@ class DurableChat:
         async def chunks() -> AsyncIterator[str]:
             yield answer
 
-        response = ChatResponseAsync(chunks())
+        response = ChatResponseAsync(chunks(), echoed=_shows(echo))
         await response.get_content()
         return response
 
