@@ -13,6 +13,7 @@ import copy as _copy
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -69,6 +70,20 @@ EchoOption = Literal["none", "text", "output", "all"]
 ContentOption = Literal["text", "all"]
 DANGLING = "Not run: the conversation moved on before this call was answered."
 
+# Each running call's display by chat, for its tools' threads (which run in copies of
+# the call's context): calls running at once on one chat, as a durable chat's
+# conversations do, each see their own, where one attribute would mix them up.
+_DISPLAYS: ContextVar[dict[int, CurrentDisplay]] = ContextVar("chatlas_like_displays")
+
+
+def _show_in_this_context(chat: int, display: CurrentDisplay | None) -> None:
+    shown = dict(_DISPLAYS.get({}))
+    if display is None:
+        shown.pop(chat, None)
+    else:
+        shown[chat] = display
+    _DISPLAYS.set(shown)
+
 
 class Chat:
     """A conversation with a model.
@@ -116,7 +131,7 @@ class Chat:
         self.system_prompt = system_prompt
         self.kwargs_chat: dict[str, Any] = dict(kwargs_chat or {})
         self._echo_options = EchoOptions()
-        self._current_display: CurrentDisplay | None = None
+        self._displays: list[CurrentDisplay] = []  # the calls running now, oldest first
         self.options = ChatOptions(**options)
         self._history = History()
         self._tools: dict[str, Tool | ToolBuiltIn] = {}
@@ -461,7 +476,10 @@ class Chat:
         runs: a Markdown string, or a content object. With ``echo="none"`` there is still
         a display (``if chat.current_display:`` holds), and ``echo()`` shows nothing.
         """
-        return self._current_display
+        mine = _DISPLAYS.get({}).get(id(self))
+        if mine is not None and any(d is mine for d in self._displays):
+            return mine
+        return self._displays[-1] if self._displays else None
 
     def on_tool_result(self, callback: Callable[[ContentToolResult], Any]) -> Callable[[], None]:
         """Call ``callback(result)`` for each tool result as its call finishes; returns a remover.
@@ -1035,12 +1053,17 @@ class Chat:
     def _turn_loop(self, run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
         """The run's turn loop, with ``current_display`` set while it runs (from its first
         step, as chatlas sets it when the call starts, to its end)."""
-        previous = self._current_display
-        self._current_display = run.echo if isinstance(run.echo, CurrentDisplay) else None
+        display = run.echo if isinstance(run.echo, CurrentDisplay) else None
+        if display is None:
+            yield from turn_loop(run, prompt)
+            return
+        self._displays.append(display)
+        _show_in_this_context(id(self), display)
         try:
             yield from turn_loop(run, prompt)
         finally:
-            self._current_display = previous
+            self._displays[:] = [d for d in self._displays if d is not display]
+            _show_in_this_context(id(self), None)
 
     def _spec(
         self, stream: bool, kwargs: dict[str, Any] | None, data_model: type[Any] | None
@@ -1273,7 +1296,7 @@ class Chat:
         new._params = dict(self._params)
         new._before_model_call = list(self._before_model_call)
         new._mcp_tools = self._mcp_tools.copy() if self._mcp_tools is not None else None
-        new._current_display = None  # a copy made during a call is not in that call
+        new._displays = []  # a copy made during a call is not in that call
         new._context = ContextView(window=self.provider.context_window)
         new._install_pager()  # the copy pages through its own run
         return new

@@ -8,6 +8,7 @@ whole process, so every test names its durable chats afresh.
 from __future__ import annotations
 
 import asyncio
+import logging
 import subprocess
 import sys
 import threading
@@ -64,6 +65,11 @@ def launch(tmp_path: Path) -> Iterator[Callable[[], None]]:
     from dbos import DBOS
 
     def start() -> None:
+        # DBOS's console handler keeps the stderr it first saw, which may be an
+        # earlier test's captured stream, closed since.
+        for handler in logging.getLogger("dbos").handlers:
+            if type(handler) is logging.StreamHandler:
+                handler.stream = sys.stderr  # setStream would flush the closed one
         DBOS(
             config={
                 "name": "durable-tests",
@@ -295,6 +301,49 @@ def test_a_tools_current_display_shows_its_content_in_a_durable_turn(
     launch()
     durable.chat("Is card 42 valid?", conversation_id="c-1", echo="text")
     assert "Looking card 42 up..." in capsys.readouterr().out
+    assert chat.current_display is None
+
+
+def test_two_conversations_running_at_once_each_see_their_own_display(
+    serve: Callable[..., LoopbackServer], launch: Callable[[], None]
+) -> None:
+    seen: dict[str, Any] = {}
+    a_started, a_done = threading.Event(), threading.Event()
+
+    def lookup(card: int) -> str:
+        """Look a card up."""
+        who = "a" if card == 42 else "b"
+        seen[f"{who} start"] = chat.current_display
+        if who == "a":
+            a_started.set()
+        else:
+            a_done.wait(10)  # A's call has ended while this one still runs
+        seen[f"{who} end"] = chat.current_display
+        return f"card {card} is valid"
+
+    def cards(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]["content"]
+        if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+            return Reply.text(ANSWER)
+        return Reply.tool_call("lookup", {"card": 42 if "42" in str(last) else 7})
+
+    chat = make_chat(serve(cards))
+    chat.register_tool(lookup, annotations={"readOnlyHint": True})
+    durable = DurableChat(chat, name=unique(), poll_interval=0.05)
+    launch()
+
+    def second() -> None:
+        a_started.wait(10)
+        durable.chat("Card 7?", conversation_id="c-b", echo="none")
+
+    b = threading.Thread(target=second)
+    b.start()
+    durable.chat("Card 42?", conversation_id="c-a", echo="none")
+    a_done.set()
+    b.join(30)
+    assert seen["a start"] is not None and seen["b start"] is not None
+    assert seen["a start"] is not seen["b start"]
+    assert seen["a end"] is seen["a start"] and seen["b end"] is seen["b start"]
     assert chat.current_display is None
 
 

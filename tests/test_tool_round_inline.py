@@ -55,6 +55,27 @@ def test_an_async_chat_never_runs_a_sync_tool_on_its_event_loop(serve: Any) -> N
     assert len(threads) == 1 and threads[0] != loop_thread
 
 
+def test_a_sync_chat_inside_a_running_loop_runs_its_tool_where_it_can_start_a_loop(
+    serve: Any,
+) -> None:
+    async def fetch() -> str:
+        return "fetched"
+
+    def lookup() -> str:
+        """Looks something up with an async client."""
+        return asyncio.run(fetch())
+
+    chat = make_chat(serve([Reply.tool_call("lookup", {}), Reply.text("Done.")]))
+    chat.register_tool(lookup)
+
+    async def notebook_cell() -> None:  # IPython runs cells with a loop running
+        chat.chat("Look it up.", echo="none")
+
+    asyncio.run(notebook_cell())
+    result = chat.get_turns()[-2].tool_results[0]
+    assert (result.outcome, result.value) == ("success", "fetched")
+
+
 def test_an_invalid_call_is_refused_as_the_runner_refuses_it(serve: Any) -> None:
     chat, threads = where_it_ran(serve, [Reply.tool_call("whoami", {"extra": 1})])
     chat.chat("Where?", echo="none")

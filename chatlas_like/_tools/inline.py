@@ -3,7 +3,9 @@
 ``chat()`` with a single sync tool call, and nothing that needs an event loop (no
 timeout, review hook, request or result callbacks, stop controller or tracing), runs
 the call where the raw SDK would: in the thread that called ``chat()``, with no
-background loop and no worker thread between them. The turn loop cannot tell: it gets
+background loop and no worker thread between them. Not where a loop already runs in
+that thread (a notebook cell): there a tool that starts its own (``asyncio.run``)
+would fail, so the call goes to a worker thread as any other. The turn loop cannot tell: it gets
 the same deliveries (the call's start, then its result) as from a
 :class:`~chatlas_like._tools.runner.ToolRound`, and Ctrl-C during the call answers it as
 interrupted while running, as there, and a call that led to an error warns
@@ -12,6 +14,7 @@ interrupted while running, as there, and a call that led to an error warns
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Sequence
 from typing import Any
@@ -46,6 +49,8 @@ def runs_inline(requests: Sequence[ContentToolRequest], ctx: ToolContext) -> boo
         return False
     if ctx.timeout is not None or ctx.stop_requested is not None or ctx.observer is not QUIET:
         return False
+    if _loop_running_here():  # a notebook cell: the tool could not start a loop of its own
+        return False
     tool = ctx.tools.get(requests[0].name)
     return (
         isinstance(tool, Tool)
@@ -53,6 +58,14 @@ def runs_inline(requests: Sequence[ContentToolRequest], ctx: ToolContext) -> boo
         and tool.timeout is None
         and not inspect.isgeneratorfunction(tool.func)
     )
+
+
+def _loop_running_here() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 class InlineRound:
