@@ -51,6 +51,7 @@ from .._core.renderers import register
 from .._core.terminal_safe import safe
 from .._core.tool_result import ContentToolResult
 from .._observe.tokens import format_tokens
+from .echo_options import DEFAULT_WEB_ACTIVITY_MAX_SOURCES
 
 if TYPE_CHECKING:
     from markdown_it.renderer import RendererHTML
@@ -119,7 +120,7 @@ PREVIEW_CHARS = 2_000
 PREVIEW_LINES = 12
 ARGUMENT_CHARS = 300
 SUMMARY_ARGUMENT_CHARS = 120
-SOURCES_SHOWN = 8
+SOURCES_SHOWN = DEFAULT_WEB_ACTIVITY_MAX_SOURCES
 _ARGUMENT_ITEMS = 20
 
 _OUTCOME_LABELS = {
