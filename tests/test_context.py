@@ -135,6 +135,42 @@ def test_failures_and_small_results_are_elided_last(serve: Any) -> None:
     assert any(r.startswith("[Result elided") for r in last[2:])
 
 
+def test_a_result_elided_at_a_later_prompt_is_sent_as_its_reference(serve: Any) -> None:
+    script: list[Reply] = []
+    for n in range(3):
+        script += [Reply.tool_call("page", {"n": n}), Reply.text(f"Read page {n}.")]
+    server = serve(script)
+    chat = make_chat(server, context_budget=4_000)
+    chat.register_tool(page)
+    for n in range(3):  # each prompt a chat() of its own
+        chat.chat(f"Read page {n}.", echo="none")
+    last = sent_results(server.message_requests()[-1])
+    assert last[0].startswith("[Result elided"), last[0][:80]
+
+
+def test_a_result_shorter_than_its_reference_is_never_elided(serve: Any) -> None:
+    def ok() -> str:
+        """Says ok."""
+        return "ok"
+
+    script = [
+        *[Reply.tool_call("ok", {}) for _ in range(6)],
+        Reply.tool_call("page", {"n": 0}),
+        Reply.tool_call("page", {"n": 1}),
+        Reply.text("Done."),
+    ]
+    server = serve(script)
+    chat = make_chat(server, context_budget=1_500)
+    for tool in (ok, page):
+        chat.register_tool(tool)
+    chat.chat("Go.", echo="none")
+    bodies = server.message_requests()
+    assert any(r.startswith("[Result elided") for r in sent_results(bodies[-1]))  # over it
+    for body in bodies:
+        first = sent_results(body)[:6]
+        assert first == ["ok"] * len(first)
+
+
 def test_a_request_over_the_models_window_is_cut_down_without_a_budget(serve: Any) -> None:
     from chatlas_like._run.context import ContextView
 

@@ -304,6 +304,33 @@ def test_a_tools_current_display_shows_its_content_in_a_durable_turn(
     assert chat.current_display is None
 
 
+def test_two_calls_racing_on_one_conversation_each_stream_their_own_answer(
+    serve: Callable[..., LoopbackServer], launch: Callable[[], None]
+) -> None:
+    def echo_back(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]["content"]
+        text = last if isinstance(last, str) else "".join(b.get("text", "") for b in last)
+        return Reply.text(f"answer to {text.split()[-1]}").slowly(0.2)
+
+    durable = DurableChat(make_chat(serve(echo_back)), name=unique(), poll_interval=0.05)
+    launch()
+    for trial in range(4):  # both usually pick the same turn number: one must go after
+        got: dict[str, str] = {}
+        barrier = threading.Barrier(2)
+
+        def ask(who: str, conversation: str) -> None:
+            barrier.wait()
+            got[who] = "".join(durable.stream(f"please {who}", conversation_id=conversation))
+
+        callers = [threading.Thread(target=ask, args=(w, f"c-{trial}")) for w in "AB"]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join(30)
+        assert got == {"A": "answer to A", "B": "answer to B"}
+        assert len(durable.get_turns(f"c-{trial}")) == 4
+
+
 def test_two_conversations_running_at_once_each_see_their_own_display(
     serve: Callable[..., LoopbackServer], launch: Callable[[], None]
 ) -> None:

@@ -117,11 +117,11 @@ class ContextView:
                 break
             request = result.request
             assert request is not None
-            reference = result.with_model_value(
-                reference_text(result, size, sequences.get(request.id))
-            )
-            self.elided[request.id] = reference
-            saved += (size - utf8_length(str(reference.get_model_value()))) // BYTES_PER_TOKEN
+            text = reference_text(result, size, sequences.get(request.id))
+            if utf8_length(text) >= size:
+                continue  # the reference would be no shorter than the result
+            self.elided[request.id] = result.with_model_value(text)
+            saved += (size - utf8_length(text)) // BYTES_PER_TOKEN
         self._turns.clear()
 
     def _candidates(

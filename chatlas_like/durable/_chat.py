@@ -306,19 +306,21 @@ class DurableChat:
         check_conversation_id(conversation_id)
         ensure_launched()
         prompt, call = self._inputs(args, stream, kwargs, options)
-        while True:
-            index = self._next_index(conversation_id)
-            workflow_id = turn_workflow_id(self.name, conversation_id, index)
-            CALLERS[workflow_id] = caller
-            try:
+        # By the call's token, not the turn's id: a racing call may try the same turn
+        # number, and only the call that takes it may see its output.
+        CALLERS[call["token"]] = caller
+        try:
+            while True:
+                index = self._next_index(conversation_id)
+                workflow_id = turn_workflow_id(self.name, conversation_id, index)
                 with SetWorkflowID(workflow_id):
                     data = self._workflow(conversation_id, index, prompt, call)
-            finally:
-                CALLERS.pop(workflow_id, None)
-            output = TurnOutput.from_data(data)
-            if output is not None and output.token == call["token"]:
-                break
-            # Another call took this turn's number first: this one goes after it.
+                output = TurnOutput.from_data(data)
+                if output is not None and output.token == call["token"]:
+                    break
+                # Another call took this turn's number first: this one goes after it.
+        finally:
+            CALLERS.pop(call["token"], None)
         if output.error is not None:
             raise decode_error(output.error)
         return output.answer

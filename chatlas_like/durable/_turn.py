@@ -2,7 +2,7 @@
 
 The workflow's inputs are plain data (the conversation id, the turn's number, the
 prompt and the call's settings); what only the calling process has (its echo, the
-sink of a stream) is looked up by the workflow's id in :data:`CALLERS`, so a turn
+sink of a stream) is looked up by the call's token in :data:`CALLERS`, so a turn
 recovered in another process runs the same, silently. The turn reads the history the
 earlier turns recorded, runs the turn loop on a copy of the chat with that history
 (:func:`~chatlas_like.durable._driver.drive_durable`), and returns the turns it added.
@@ -52,10 +52,9 @@ def run_turn(
     call: dict[str, Any],
 ) -> dict[str, Any]:
     """The workflow's body (see the module docstring)."""
-    from dbos import DBOS
     from dbos._error import DBOSException  # pyright: ignore[reportPrivateUsage]
 
-    caller = CALLERS.get(DBOS.workflow_id or "", _NO_CALLER)
+    caller = CALLERS.get(call.get("token", ""), _NO_CALLER)
     recorded = load_history(name, conversation_id, before=index)
     turn_chat = _turn_chat(chat, name, conversation_id, recorded)
     history = turn_chat._history  # pyright: ignore[reportPrivateUsage]

@@ -221,7 +221,9 @@ class MessageCache:
     def messages(self, turns: Sequence[Turn]) -> list[dict[str, Any]]:
         done, known = self._state
         k = len(done)
-        if k and len(turns) >= k and turns[k - 1] is done[-1] and list(turns[:k]) == done:
+        # Identity, not equality: a view's copy of a turn (results elided) compares
+        # equal to the turn it replaces, and must be translated anew.
+        if k and len(turns) >= k and all(a is b for a, b in zip(turns[:k], done, strict=True)):
             messages = list(known)
             _add_messages(messages, turns[k:])
         else:
