@@ -314,15 +314,17 @@ def test_two_calls_racing_on_one_conversation_each_stream_their_own_answer(
 
     durable = DurableChat(make_chat(serve(echo_back)), name=unique(), poll_interval=0.05)
     launch()
+
+    def ask(who: str, conversation: str, got: dict[str, str], barrier: threading.Barrier) -> None:
+        barrier.wait()
+        got[who] = "".join(durable.stream(f"please {who}", conversation_id=conversation))
+
     for trial in range(4):  # both usually pick the same turn number: one must go after
         got: dict[str, str] = {}
         barrier = threading.Barrier(2)
-
-        def ask(who: str, conversation: str) -> None:
-            barrier.wait()
-            got[who] = "".join(durable.stream(f"please {who}", conversation_id=conversation))
-
-        callers = [threading.Thread(target=ask, args=(w, f"c-{trial}")) for w in "AB"]
+        callers = [
+            threading.Thread(target=ask, args=(w, f"c-{trial}", got, barrier)) for w in "AB"
+        ]
         for caller in callers:
             caller.start()
         for caller in callers:
