@@ -322,9 +322,7 @@ def test_two_calls_racing_on_one_conversation_each_stream_their_own_answer(
     for trial in range(4):  # both usually pick the same turn number: one must go after
         got: dict[str, str] = {}
         barrier = threading.Barrier(2)
-        callers = [
-            threading.Thread(target=ask, args=(w, f"c-{trial}", got, barrier)) for w in "AB"
-        ]
+        callers = [threading.Thread(target=ask, args=(w, f"c-{trial}", got, barrier)) for w in "AB"]
         for caller in callers:
             caller.start()
         for caller in callers:
