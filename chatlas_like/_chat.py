@@ -262,7 +262,8 @@ class Chat:
         if any(t.role == "system" for t in turns):
             raise ValueError("only the first turn may be a system turn")
         self._history.replace(turns)
-        answer_dangling(self._history.turns, DANGLING, self._finalizer(self.options))
+        finalize = self._finalizer(self.options)
+        answer_dangling(self._history.turns, DANGLING, finalize, everywhere=True)
 
     def add_turn(self, turn: Turn) -> None:
         """Append one turn to the conversation (a :class:`SystemTurn` is a ``ValueError``,
@@ -1279,7 +1280,8 @@ class Chat:
 
     def copy(self) -> Chat:
         """A copy with its own history (deep-copied) and its own run; provider and tools
-        are shared. The copy's tool results are numbered from 1 in its new run.
+        are shared. The copy's tool results go under its new run, numbered on from this
+        chat's last, so a sequence number the model was given still names one result.
 
         MCP sessions stay this chat's: the copy calls the same servers but owns none of
         them (its ``cleanup_mcp_tools()`` and ``close()`` leave them open); once this
@@ -1290,6 +1292,7 @@ class Chat:
             _copy.deepcopy(self._history.turns),
             parent_runs=(self.run_id, *self._history.parent_runs),
         )
+        new._history.last_sequence = self._history.last_sequence
         new._tools = dict(self._tools)
         new._on_tool_request = self._on_tool_request.copy()
         new._on_tool_result = self._on_tool_result.copy()

@@ -103,6 +103,21 @@ def test_a_copy_writes_under_its_own_run_linked_to_the_original(
     assert copy.run_id != original.run_id and copy.parent_runs == (original.run_id,)
 
 
+def test_a_copy_pages_through_the_originals_result_after_cutting_one_of_its_own(
+    serve: Callable[..., LoopbackServer], tmp_path: Path
+) -> None:
+    server, original, _ = saved_run(serve, tmp_path, paging=True, max_result_bytes=1000)
+    copy = original.copy()
+    server.backend.model.add(
+        Reply.tool_call("lookup", {"city": "Lima"}),  # the copy's own cut result
+        Reply.tool_call("read_tool_result", {"sequence": 1, "offset": 0}),
+        Reply.text("read"),
+    )
+    copy.chat("Lima, then read Oslo's on", echo="none")
+    page = server.message_requests()[-1]["messages"][-1]["content"][0]
+    assert page["is_error"] is False and "Oslo: weather" in page["content"]
+
+
 def test_a_loaded_chat_pages_through_a_result_of_the_run_it_came_from(
     serve: Callable[..., LoopbackServer], tmp_path: Path
 ) -> None:

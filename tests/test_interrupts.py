@@ -310,6 +310,20 @@ def test_set_turns_answers_dangling_tool_requests(serve: Any) -> None:
     assert str(chat.chat("Go on", echo="none")) == "ok"
 
 
+def test_set_turns_answers_a_request_left_open_in_the_middle_of_the_history(
+    serve: Any,
+) -> None:
+    server = serve([Reply.text("ok")])
+    chat = make_chat(server)
+    request = ContentToolRequest("toolu_x", "add", {"x": 1})
+    chat.set_turns(
+        [UserTurn("Add"), AssistantTurn([request]), AssistantTurn("Done."), UserTurn("And?")]
+    )
+    answer = chat.get_turns()[2]
+    assert answer.role == "user" and answer.tool_results[0].is_refusal
+    assert str(chat.chat("Go on", echo="none")) == "ok"  # the server checks the pairing
+
+
 def interrupted_run(mode: str) -> dict[str, Any]:
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.interrupt_script", mode],

@@ -100,17 +100,22 @@ def unanswered_requests(turns: Sequence[Turn]) -> list[ContentToolRequest]:
     """Tool requests of the last assistant turn that no later turn answers."""
     for i in range(len(turns) - 1, -1, -1):
         if turns[i].role == "assistant":
-            requests = turns[i].tool_requests
-            if not requests:
-                return []
-            answered = {
-                result.request.id
-                for later in turns[i + 1 :]
-                for result in later.tool_results
-                if result.request is not None
-            }
-            return [r for r in requests if r.id not in answered]
+            return _unanswered_at(turns, i)
     return []
+
+
+def _unanswered_at(turns: Sequence[Turn], index: int) -> list[ContentToolRequest]:
+    """Requests of the assistant turn at ``index`` that no turn before the next
+    assistant turn answers (the API wants each answer in the very next message)."""
+    requests = turns[index].tool_requests
+    if not requests:
+        return []
+    answered: set[str] = set()
+    for later in turns[index + 1 :]:
+        if later.role == "assistant":
+            break
+        answered.update(r.request.id for r in later.tool_results if r.request is not None)
+    return [r for r in requests if r.id not in answered]
 
 
 def answer_dangling(
@@ -119,27 +124,33 @@ def answer_dangling(
     finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]] | None = None,
     *,
     ran: bool = False,
+    everywhere: bool = False,
 ) -> list[ContentToolResult]:
     """Answer the last assistant turn's unanswered requests with refused results.
 
     The results go into the user turn right after the assistant turn (created if
     needed), tool results first, so the next request is valid. With ``ran`` (the calls
     ran, but their results were lost) they are ``error`` results: a refusal would tell
-    the model it is safe to send the calls again.
+    the model it is safe to send the calls again. With ``everywhere``, every assistant
+    turn's (turns handed in whole, as a loaded chat file's, may lack any).
     """
-    pending = unanswered_requests(turns)
-    if not pending:
-        return []
-    answer = failed if ran else refused
-    results = [answer(request, reason) for request in pending]
-    if finalize is not None:
-        results = finalize(results)
-    index = max(i for i, t in enumerate(turns) if t.role == "assistant") + 1
-    if index < len(turns) and turns[index].role == "user":
-        follower = turns[index]
-        existing = follower.tool_results
-        others = [c for c in follower.contents if not isinstance(c, ContentToolResult)]
-        turns[index] = follower.copy_with([*existing, *results, *others])
-    else:
-        turns.insert(index, UserTurn(results))
-    return results
+    assistants = [i for i, t in enumerate(turns) if t.role == "assistant"]
+    answered: list[ContentToolResult] = []
+    for index in reversed(assistants if everywhere else assistants[-1:]):
+        pending = _unanswered_at(turns, index)
+        if not pending:
+            continue
+        answer = failed if ran else refused
+        results = [answer(request, reason) for request in pending]
+        if finalize is not None:
+            results = finalize(results)
+        after = index + 1
+        if after < len(turns) and turns[after].role == "user":
+            follower = turns[after]
+            existing = follower.tool_results
+            others = [c for c in follower.contents if not isinstance(c, ContentToolResult)]
+            turns[after] = follower.copy_with([*existing, *results, *others])
+        else:
+            turns.insert(after, UserTurn(results))
+        answered[:0] = results
+    return answered
