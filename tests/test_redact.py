@@ -75,6 +75,7 @@ def test_a_bearer_token_is_redacted() -> None:
         (r"'C:\\Users\\Jane Doe\\plan.docx' locked", "'plan.docx' locked"),
         (r"\\fileserver\team share\plan.docx gone", "plan.docx gone"),
         ("open '/home/John Smith/keys.txt' failed", "open 'keys.txt' failed"),
+        ("cannot open /srv/My Reports/q3 summary.xlsx", "cannot open q3 summary.xlsx"),
     ],
 )
 def test_absolute_paths_are_reduced_to_their_file_name(text: str, expected: str) -> None:

@@ -92,12 +92,13 @@ _KEY_SHAPES = re.compile(
     r"|\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]+"  # JSON web token
 )
 # An absolute POSIX, Windows (either slash, doubled as repr() writes them) or UNC path,
-# or a file:// URL: keep only its last component. A Windows folder name may hold spaces
-# (``C:\\Users\\Jane Doe\\``): it runs to the next separator.
+# or a file:// URL: keep only its last component. A folder name may hold spaces
+# (``C:\\Users\\Jane Doe\\``, ``/srv/My Reports/``; on POSIX not the first one): the
+# path runs to the last separator on its line, so prose after it may go too.
 _ABS_PATH = re.compile(
     r"(?<![\w.:/\\-])"
     r"(?:(?i:file)://[^\s/'\"<>|]*/(?:[^\s/'\"<>|]+/)*"
-    r"|/(?:[^\s/'\"<>|:]+/)+"
+    r"|/(?:[^\s/'\"<>|:]+/)+(?:[^\r\n\t/'\"<>|:]+/)*"
     r"|[A-Za-z]:[\\/]+(?:[^\r\n\t\\/'\"<>|:]+[\\/]+)+"
     r"|\\{2,}(?:[^\r\n\t\\'\"<>|:]+\\+)+)"
     r"(?=[^\s/\\'\"<>|:]+)"
