@@ -227,3 +227,68 @@ def test_the_loading_code_raises_a_limit_itself(tmp_path: Path) -> None:
     with pytest.warns(UserWarning, match="ignored limits"):
         chat = Chat.load(path, api_key=TEST_KEY, max_result_bytes=1_000_000)
     assert chat.options.max_result_bytes == 1_000_000
+
+
+def saved_tool_chat(tmp_path: Path) -> Path:
+    """A saved chat with two answered tool calls."""
+    from chatlas_like import AssistantTurn, ContentToolRequest, ContentToolResult
+
+    chat = Chat(AnthropicProvider(model=TEST_MODEL, api_key=TEST_KEY))
+    first = ContentToolRequest("toolu_1", "lookup", {"city": "Oslo"})
+    second = ContentToolRequest("toolu_2", "lookup", {"city": "Lima"})
+    chat.set_turns(
+        [
+            UserTurn("Weather?"),
+            AssistantTurn([first]),
+            UserTurn([ContentToolResult(value="sunny", request=first)]),
+            AssistantTurn([second]),
+            UserTurn([ContentToolResult(value="rain", request=second)]),
+            AssistantTurn("Sunny in Oslo, rain in Lima."),
+        ]
+    )
+    path = tmp_path / "tools.json"
+    chat.save(path)
+    return path
+
+
+def test_a_chat_file_whose_tool_call_ids_repeat_is_refused_naming_the_id(
+    tmp_path: Path,
+) -> None:
+    def repeat(document: dict[str, Any]) -> None:
+        turns = document["turns"]["turns"]
+        turns[3]["contents"][0]["id"] = "toolu_1"
+        turns[4]["contents"][0]["request"]["id"] = "toolu_1"
+
+    path = tamper(saved_tool_chat(tmp_path), repeat)
+    with pytest.raises(PersistenceError, match="'toolu_1' appears twice"):
+        Chat.load(path, api_key=TEST_KEY)
+
+
+def test_a_chat_file_with_a_system_turn_is_refused(tmp_path: Path) -> None:
+    def system(document: dict[str, Any]) -> None:
+        document["turns"]["turns"][0]["role"] = "system"
+
+    path = tamper(saved_chat(tmp_path), system)
+    with pytest.raises(PersistenceError, match=r"turns\[0\]: a system turn"):
+        Chat.load(path, api_key=TEST_KEY)
+
+
+def test_a_chat_file_whose_tool_schema_is_not_an_object_is_refused(tmp_path: Path) -> None:
+    def schema(document: dict[str, Any]) -> None:
+        document["tools"] = [{"name": "lookup", "input_schema": "x"}]
+
+    path = tamper(saved_chat(tmp_path), schema)
+    with pytest.raises(PersistenceError, match=r"tools\[0\]\.input_schema: must be an object"):
+        Chat.load(path, api_key=TEST_KEY)
+
+
+def test_a_chat_file_missing_a_result_mid_conversation_loads_answered_and_goes_on(
+    tmp_path: Path, serve: Callable[..., LoopbackServer]
+) -> None:
+    path = tamper(saved_tool_chat(tmp_path), lambda d: d["turns"]["turns"].pop(2))
+    server = serve([Reply.text("ok")])
+    with pytest.warns(UserWarning, match="calls tools not given to Chat.load"):
+        chat = Chat.load(path, api_key=TEST_KEY, base_url=server.url)
+    answer = chat.get_turns()[2]
+    assert answer.role == "user" and answer.tool_results[0].is_refusal
+    assert str(chat.chat("And now?", echo="none")) == "ok"  # the server checks the pairing

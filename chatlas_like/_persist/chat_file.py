@@ -185,11 +185,30 @@ def _tool_infos(tools: Sequence[Tool | ToolBuiltIn]) -> dict[str, ToolInfo]:
 
 def _saved_tool_infos(saved: Any) -> dict[str, ToolInfo]:
     infos: dict[str, ToolInfo] = {}
-    for item in cast(list[Any], saved) if isinstance(saved, list) else []:
+    for index, item in enumerate(cast(list[Any], saved) if isinstance(saved, list) else []):
         data = cast(dict[str, Any], item) if isinstance(item, dict) else {}
         if "input_schema" in data and isinstance(data.get("name"), str):
+            if not isinstance(data["input_schema"], dict):
+                raise PersistenceError(f"tools[{index}].input_schema: must be an object")
             infos[data["name"]] = ToolInfo.from_dict({**data, "parameters": data["input_schema"]})
     return infos
+
+
+def _check_turns(turns: Sequence[Turn]) -> None:
+    """What the API would refuse on every later request: fail at load instead."""
+    seen: set[str] = set()
+    for index, turn in enumerate(turns):
+        if turn.role == "system":
+            raise PersistenceError(
+                f"turns[{index}]: a system turn (a saved chat keeps its system prompt apart)"
+            )
+        for request in turn.tool_requests:
+            if request.id in seen:
+                raise PersistenceError(
+                    f"turns[{index}]: the tool call id {strip_controls(request.id)!r} "
+                    "appears twice (each call needs its own)"
+                )
+            seen.add(request.id)
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -247,6 +266,7 @@ def load_chat(
         turns = turns_from_data(
             document["turns"], _saved_tool_infos(document.get("tools")), at="turns"
         )
+        _check_turns(turns)
     except PersistenceError as e:
         raise PersistenceError(f"{where}: {e}") from None
     options = _saved_options(document.get("options"), where)
