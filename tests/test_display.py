@@ -241,6 +241,15 @@ def test_str_of_a_tool_request_and_result_is_chatlas_text() -> None:
     assert "✅ tool result (123)" in repr(UserTurn([result]))  # as chatlas's repr(turn)
 
 
+def test_to_display_markdown_cuts_the_value_to_max_lines_as_chatlas_does() -> None:
+    request = ContentToolRequest(id="123", name="log", arguments={})
+    result = ContentToolResult(value="\n".join(f"line {i}" for i in range(5)), request=request)
+    assert result.to_display_markdown() == str(result)
+    assert result.to_display_markdown(max_lines=2) == (
+        "```python\n# ✅ tool result (123)\nline 0\nline 1\n# … 3 more lines\n```"
+    )
+
+
 def test_str_of_a_failed_result_says_what_the_model_read_as_chatlas_does() -> None:
     failed = ContentToolResult(error=ValueError("Test error"), request=CALL)
     assert str(failed).startswith("```python\n# ❌ tool error (toolu_1)\n")

@@ -413,6 +413,24 @@ class ContentToolResult(Content):
     def __str__(self) -> str:
         return render_text("format_result", self)
 
+    def to_display_markdown(self, max_lines: int | None = None) -> str:
+        """Render as a fenced code block (``str()``), as chatlas does.
+
+        Parameters
+        ----------
+        max_lines
+            Cut the value to this many lines, the rest replaced by a count of what was
+            dropped; None (the default) keeps the whole value.
+        """
+        text = render_text("format_result", self)
+        lines = text.split("\n")
+        head, value, tail = lines[:2], lines[2:-1], lines[-1:]
+        if max_lines is None or len(value) <= max_lines:
+            return text
+        dropped = len(value) - max_lines
+        note = f"# … {dropped} more line{'' if dropped == 1 else 's'}"
+        return "\n".join([*head, *value[:max_lines], note, *tail])
+
     def __rich__(self) -> Any:
         """Render for a terminal (rich): outcome, call and a capped preview."""
         return render("result_rich", self)
