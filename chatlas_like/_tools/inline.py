@@ -5,8 +5,8 @@ timeout, review hook, request or result callbacks, stop controller or tracing), 
 the call where the raw SDK would: in the thread that called ``chat()``, with no
 background loop and no worker thread between them. Not where a loop already runs in
 that thread (a notebook cell): there a tool that starts its own (``asyncio.run``)
-would fail, so the call goes to a worker thread as any other. The turn loop cannot tell: it gets
-the same deliveries (the call's start, then its result) as from a
+would fail, so the call goes to a worker thread as any other. The turn loop cannot
+tell: it gets the same deliveries (the call's start, then its result) as from a
 :class:`~chatlas_like._tools.runner.ToolRound`, and Ctrl-C during the call answers it as
 interrupted while running, as there, and a call that led to an error warns
 ``ToolFailureWarning`` as there.
