@@ -69,6 +69,7 @@ ModelT = TypeVar("ModelT", bound="BaseModel")
 EchoOption = Literal["none", "text", "output", "all"]
 ContentOption = Literal["text", "all"]
 DANGLING = "Not run: the conversation moved on before this call was answered."
+_SETTLE_TURNS = 8  # event-loop turns an abandoned async stream gets to close
 
 # Each running call's display by chat, for its tools' threads (which run in copies of
 # the call's context): calls running at once on one chat, as a durable chat's
@@ -924,6 +925,7 @@ class Chat:
         **options: Any,
     ) -> ChatResponseAsync:
         """The async :meth:`chat`: tools run without blocking the event loop."""
+        await self._after_abandoned_streams()
         run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options)
         response = ChatResponseAsync(
             drive_async(self._turn_loop(run, prompt), sender), echoed=_shows(echo)
@@ -942,6 +944,7 @@ class Chat:
         **options: Any,
     ) -> AsyncIterator[Any]:
         """The async :meth:`stream`: ``async for chunk in await chat.stream_async(...)``."""
+        await self._after_abandoned_streams()
         run, sender, prompt = self._run(
             args, echo, content, True, kwargs, options, data_model, controller
         )
@@ -1001,12 +1004,22 @@ class Chat:
         **options: Any,
     ) -> ModelT:
         """The async :meth:`chat_structured`."""
+        await self._after_abandoned_streams()
         run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options, data_model)
         async for _ in drive_async(self._turn_loop(run, prompt), sender):
             pass
         return data_model.model_validate(extract_value(self.get_last_turn()))
 
     # -- internals ---------------------------------------------------------------------------
+
+    async def _after_abandoned_streams(self) -> None:
+        """Let an async stream the caller broke out of close first, keeping its partial
+        answer: the event loop closes it a few turns after the ``break`` (its finaliser),
+        after a call that starts at once would have claimed the history."""
+        for _ in range(_SETTLE_TURNS):
+            if not self._history.busy:
+                return
+            await asyncio.sleep(0)
 
     def _run(
         self,

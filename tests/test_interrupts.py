@@ -69,6 +69,17 @@ def test_breaking_out_of_a_stream_repairs_the_history_when_it_is_collected(serve
     assert str(chat.chat("Go on", echo="none")) == "ok"
 
 
+async def test_an_async_stream_broken_out_of_keeps_its_partial_answer_for_the_next_call(
+    serve: Any,
+) -> None:
+    server = serve([Reply.text("one two three four"), Reply.text("ok")])
+    chat = make_chat(server)
+    async for _chunk in await chat.stream_async("Count"):
+        break
+    assert str(await chat.chat_async("Go on", echo="none")) == "ok"  # at once: no wait
+    assert [t.text for t in chat.get_turns()] == ["Count", "one ", "Go on", "ok"]
+
+
 def test_closing_a_stream_at_a_tool_request_answers_it_as_not_run(serve: Any) -> None:
     ran: list[int] = []
     server = serve([Reply.tool_call("add", {"x": 1}), Reply.text("ok")])

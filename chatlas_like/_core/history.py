@@ -53,6 +53,16 @@ class History:
         self._owner = token
         return token
 
+    def release(self, token: object) -> None:
+        """The writer holding ``token`` is done (a newer one keeps its claim)."""
+        if self._owner is token:
+            self._owner = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether a writer has claimed the history and not released it."""
+        return self._owner is not None
+
     def owns(self, token: object) -> bool:
         """Whether ``token`` is still the writer."""
         return self._owner is token

@@ -236,6 +236,7 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
         run.observer.failed(error)
         raise
     finally:
+        history.release(token)
         echo.finish()
         run.observer.end()
 
