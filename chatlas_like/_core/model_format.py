@@ -30,7 +30,7 @@ JSON forms, encoded by orjson (never through the ``json`` module):
   items could be sent), so one that iterates forever ends in a marker item,
   ``"[... stopped after N items]"``, not in a process that never stops growing.
 * dataclasses, pydantic models (``model_dump(mode="json")``) and attrs classes;
-* numpy arrays (any dtype, any layout) and scalars;
+* numpy arrays (any dtype, any layout) and scalars, a missing date (NaT) as null;
 * pandas DataFrames as records (ISO 8601 dates, NaN/NaT/NA as null, a meaningful index
   kept as leading column(s), a default ``RangeIndex`` dropped, duplicate column names
   suffixed ``.1``, ``.2``); a Series as ``{label: value}``, or a list when its index is
@@ -109,18 +109,14 @@ _dumps = orjson.dumps
 _JSONEncodeError = orjson.JSONEncodeError
 _Fragment = orjson.Fragment
 _PLAIN_OPTS = orjson.OPT_PASSTHROUGH_DATACLASS
-_NUMPY_OPTS = _PLAIN_OPTS | orjson.OPT_SERIALIZE_NUMPY
+# numpy values always reach the default hook (see _numpy_value), never orjson's own
+# numpy support, which writes a missing date (NaT) as a real one or fails.
+_NUMPY_NATIVE = orjson.OPT_SERIALIZE_NUMPY
 _modules = sys.modules
 _MIN_INT, _MAX_INT = -(2**63), 2**64 - 1
 _DEFAULT_REPR = re.compile(r"\bat 0x[0-9A-Fa-f]{4,}>")
 _SEQUENCES = (list, tuple)
 _STRICT, _AUTO = False, True
-
-
-def _opts() -> int:
-    # With OPT_SERIALIZE_NUMPY, orjson imports numpy to check any type it does not know:
-    # ask for it only when numpy is loaded (so the value may hold numpy data at all).
-    return _NUMPY_OPTS if "numpy" in _modules else _PLAIN_OPTS
 
 
 class FormatError(ValueError):
@@ -140,9 +136,8 @@ def format_value(value: Any, model_format: str) -> Any:
     if (kind is dict or kind is list) and (model_format == "auto" or model_format == "json"):
         # The common case, straight to orjson (inlined: this runs for every tool call).
         auto = model_format == "auto"
-        options = _NUMPY_OPTS if "numpy" in _modules else _PLAIN_OPTS  # see _opts()
         try:
-            return _dumps(value, default=_DEFAULTS[auto], option=options).decode()
+            return _dumps(value, default=_DEFAULTS[auto], option=_PLAIN_OPTS).decode()
         except _JSONEncodeError as e:
             return _recover(value, auto, e)
     if kind in _OBJECTS and (model_format == "auto" or model_format == "json"):
@@ -171,9 +166,8 @@ def to_json_text(value: Any) -> str:
 def _format(value: Any, auto: bool) -> Any:
     kind = type(value)  # pyright: ignore[reportUnknownVariableType]
     if kind is dict or kind is list:  # the common case, straight to orjson
-        options = _NUMPY_OPTS if "numpy" in _modules else _PLAIN_OPTS  # see _opts()
         try:
-            return _dumps(value, default=_DEFAULTS[auto], option=options).decode()
+            return _dumps(value, default=_DEFAULTS[auto], option=_PLAIN_OPTS).decode()
         except _JSONEncodeError as e:
             return _recover(value, auto, e)
     if kind is float or kind is bool or kind is int or value is None:
@@ -194,7 +188,7 @@ def _format(value: Any, auto: bool) -> Any:
 
 def _encode(value: Any, auto: bool) -> Any:
     try:
-        return _dumps(value, default=_DEFAULTS[auto], option=_opts()).decode()
+        return _dumps(value, default=_DEFAULTS[auto], option=_PLAIN_OPTS).decode()
     except _JSONEncodeError as e:
         return _recover(value, auto, e)
 
@@ -207,7 +201,7 @@ def _encode_top(value: Any) -> Any:
         return _default_strict(item) if item is value else _default_auto(item)
 
     try:
-        return _dumps(value, default=hook, option=_opts()).decode()
+        return _dumps(value, default=hook, option=_PLAIN_OPTS).decode()
     except _JSONEncodeError as e:
         return _recover(value, True, e)
 
@@ -223,7 +217,7 @@ def _object_json(value: Any, auto: bool) -> str | None:
         for handler in _PLANS[type(value)]:  # _convert, for a type with a plan
             converted = handler(value)
             if converted is not _NO:
-                text = _dumps(converted, default=_DEFAULTS[auto], option=_opts()).decode()
+                text = _dumps(converted, default=_DEFAULTS[auto], option=_PLAIN_OPTS).decode()
                 return None if text == "null" else text
     except Exception:
         return None
@@ -287,7 +281,7 @@ def _normalised_json(value: Any, auto: bool) -> str:
     normaliser = _Normaliser(auto)
     try:
         normalised = normaliser.walk(value)
-        text = _dumps(normalised, default=normaliser.default, option=_opts()).decode()
+        text = _dumps(normalised, default=normaliser.default, option=_PLAIN_OPTS).decode()
         return text + replacement_note(normaliser.replaced) if normaliser.replaced else text
     except _JSONEncodeError as e:
         if isinstance(e.__cause__, FormatError):
@@ -368,7 +362,7 @@ def _key(key: Any) -> str:
     if isinstance(key, float):
         return repr(key)
     try:
-        text = _dumps(key, default=_default_strict, option=_opts()).decode()
+        text = _dumps(key, default=_default_strict, option=_PLAIN_OPTS).decode()
     except _JSONEncodeError:
         return str(key)
     return orjson.loads(text) if text.startswith('"') else text
@@ -398,7 +392,7 @@ def _with_media(value: Any, auto: bool) -> list[Any]:
     """JSON of ``value`` with its media replaced by ``[image 1]``..., then the media."""
     collector = _MediaCollector(auto)
     try:
-        text = _dumps(value, default=collector.default, option=_opts()).decode()
+        text = _dumps(value, default=collector.default, option=_PLAIN_OPTS).decode()
     except _JSONEncodeError as e:
         if isinstance(e.__cause__, FormatError):
             raise e.__cause__ from None
@@ -636,7 +630,25 @@ def _numpy(value: Any) -> Any:
     np = sys.modules.get("numpy")
     if np is None or not isinstance(value, (np.ndarray, np.generic)):
         return _NO
-    # orjson leaves object, str and complex arrays (and odd scalars) to us
+    if type(value) is np.ndarray or isinstance(value, np.generic):
+        _EXACT[type(value)] = _numpy_value  # later values of this type go straight there
+        return _numpy_value(value)
+    return value.tolist()  # a subclass (a masked array): its own idea of its values
+
+
+def _numpy_value(value: Any) -> Any:
+    """A numpy array or scalar: numbers as orjson writes them, dates by us (orjson writes
+    a missing date, NaT, as a real one or fails), the rest as Python values."""
+    kind = value.dtype.kind
+    if kind == "M":
+        return value.astype("datetime64[us]").tolist()
+    if kind == "m":  # as datetime.timedelta (ISO 8601 durations), not counts of a unit
+        return value.astype("timedelta64[us]").tolist()
+    if kind in "biuf":
+        try:
+            return _Fragment(_dumps(value, option=_NUMPY_NATIVE))
+        except _JSONEncodeError:  # e.g. an array that is not C-contiguous
+            pass
     return value.tolist()
 
 

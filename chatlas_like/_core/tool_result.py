@@ -14,7 +14,6 @@ now (``benchmarks/bench_format.py``). Assigning or deleting a field still raises
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import FrozenInstanceError, dataclass, field, fields, replace
 from operator import attrgetter
@@ -33,7 +32,6 @@ from .content import Content, ContentToolRequest
 from .errors import ExpansionError
 from .model_format import (
     _DEFAULTS,
-    _NUMPY_OPTS,
     _OBJECTS,
     _PLAIN_OPTS,
     _dumps,
@@ -86,7 +84,6 @@ class _Unset:
 
 UNSET: Any = _Unset()
 _T = TypeVar("_T")
-_modules = sys.modules
 _PRIVATE = "_f_"  # value is kept in _f_value, and so on
 
 
@@ -374,8 +371,7 @@ class ContentToolResult(Content):
             elif kind is dict or kind is list:
                 # format_value's common cases, inlined: this runs for every tool call
                 try:
-                    options = _NUMPY_OPTS if "numpy" in _modules else _PLAIN_OPTS
-                    cached = _dumps(value, default=_DEFAULTS[True], option=options).decode()
+                    cached = _dumps(value, default=_DEFAULTS[True], option=_PLAIN_OPTS).decode()
                 except _JSONEncodeError as e:
                     cached = _recover(value, True, e)
             elif kind in _OBJECTS:
