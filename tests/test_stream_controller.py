@@ -114,3 +114,15 @@ def test_reset_makes_a_controller_reusable(serve: Any) -> None:
         controller.cancel()
     controller.reset()
     assert "".join(chat.stream("Two", controller=controller)) == "d e f"
+
+
+def test_a_cancel_before_any_answer_leaves_no_prompt_to_merge_with_the_next(serve: Any) -> None:
+    server = serve([Reply.text("A poem.").slowly(1.0), Reply.text("4")])
+    chat = make_chat(server)
+    controller = StreamController()
+    threading.Timer(0.2, controller.cancel).start()  # while the first byte is awaited
+    assert list(chat.stream("Write me a poem", controller=controller)) == []
+    assert chat.get_turns() == []
+    assert str(chat.chat("What is 2+2?", echo="none")) == "4"
+    sent = server.message_requests()[-1]["messages"]
+    assert len(sent) == 1 and "poem" not in str(sent)

@@ -228,9 +228,11 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
             if run.stop_requested is not None and run.stop_requested():
                 return
     except _Stopped:
+        _drop_unanswered(prompt, history, token)
         if history.owns(token):
             answer_dangling(history.turns, STOPPED, run.finalize)
     except BaseException as error:
+        _drop_unanswered(prompt, history, token)
         if history.owns(token):
             answer_dangling(history.turns, _reason(error), _safe(run.finalize))
         run.observer.failed(error)
@@ -239,6 +241,14 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
         history.release(token)
         echo.finish()
         run.observer.end()
+
+
+def _drop_unanswered(prompt: Turn | None, history: History, token: object) -> None:
+    """A prompt stopped before any answer arrived (a cancel, Ctrl-C, a closed stream)
+    leaves no orphan: the next prompt would be merged with it into one message."""
+    last = history.turns[-1] if history.turns else None
+    if prompt is not None and last is prompt and history.owns(token):
+        history.remove(prompt, token)
 
 
 class _Stopped(Exception):
