@@ -77,6 +77,29 @@ def test_results_come_back_in_input_order_with_every_tool_run(serve: Any) -> Non
     assert roles == [["user", "assistant", "user", "assistant"]] * 4
 
 
+def test_a_sequential_tool_runs_alone_across_the_conversations(serve: Any) -> None:
+    running: list[int] = []
+    most = 0
+    guard = threading.Lock()
+
+    def double(x: int) -> int:
+        """Doubles a number (not thread-safe)."""
+        nonlocal most
+        with guard:
+            running.append(x)
+            most = max(most, len(running))
+        time.sleep(0.05)
+        with guard:
+            running.remove(x)
+        return 2 * x
+
+    chat = make_chat(serve(by_prompt))
+    chat.register_tool(double, sequential=True)
+    texts = asyncio.run(parallel_chat_text(chat, [f"double {n}" for n in range(4)], rpm=FAST))
+    assert texts == ["It is 0.", "It is 2.", "It is 4.", "It is 6."]
+    assert most == 1
+
+
 def test_each_conversation_has_its_own_history_and_run_id(serve: Any) -> None:
     chat = make_chat(serve(by_prompt))
     earlier = [UserTurn("Remember 7."), AssistantTurn("Noted.")]

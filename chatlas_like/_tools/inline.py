@@ -55,6 +55,7 @@ def runs_inline(requests: Sequence[ContentToolRequest], ctx: ToolContext) -> boo
     return (
         isinstance(tool, Tool)
         and not tool.is_async
+        and not tool.sequential  # its lock is the runner's, across chats
         and tool.timeout is None
         and not inspect.isgeneratorfunction(tool.func)
     )

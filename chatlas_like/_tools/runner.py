@@ -88,6 +88,20 @@ INTERRUPTED_RUNNING = "The call was interrupted while running; it may have partl
 INTERRUPTED_PENDING = "The call was not started: the chat was interrupted."
 STARTED_WAKE_DELAY = 0.05  # seconds a call's start may wait to ride along with its result
 STOP_POLL = 0.1  # seconds between looks at ToolContext.stop_requested while waiting
+ALONE_POLL_MIN, ALONE_POLL_MAX = 0.001, 0.02  # seconds between tries of a sequential lock
+
+# One lock per function of a sequential tool, for the whole process; the function is
+# kept with its lock so that its id cannot be reused by another while the entry lives.
+_ALONE: dict[int, tuple[Callable[..., Any], threading.Lock]] = {}
+_ALONE_GUARD = threading.Lock()
+
+
+def _alone_lock(func: Callable[..., Any]) -> threading.Lock:
+    with _ALONE_GUARD:
+        held = _ALONE.get(id(func))
+        if held is None or held[0] is not func:
+            held = _ALONE[id(func)] = (func, threading.Lock())
+        return held[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,11 +469,25 @@ class ToolRound:
                 if batch:
                     await asyncio.wait(batch)
                     batch = []
-                slot.task = asyncio.create_task(self._run_one(slot))
-                await asyncio.wait([slot.task])
+                await self._run_alone(slot)
             else:
                 slot.task = asyncio.create_task(self._run_one(slot))
                 batch.append(slot.task)
+
+    async def _run_alone(self, slot: _Slot) -> None:
+        """Run a sequential tool's call while no other call of its function runs, in
+        this round or in any other chat (parallel_chat's copies share their tools)."""
+        assert slot.tool is not None
+        lock = _alone_lock(slot.tool.func)
+        delay = ALONE_POLL_MIN
+        while not lock.acquire(blocking=False):  # polled: a blocked thread could not be
+            await asyncio.sleep(delay)  # cancelled, and would hold an executor thread
+            delay = min(delay * 2, ALONE_POLL_MAX)
+        try:
+            slot.task = asyncio.create_task(self._run_one(slot))
+            await asyncio.wait([slot.task])
+        finally:
+            lock.release()
 
     def _take_slot(self, slot: _Slot) -> bool:
         with self._lock:
