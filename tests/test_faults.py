@@ -320,6 +320,18 @@ def test_an_error_event_before_any_content_is_the_providers_error(serve: Any) ->
     assert chat.get_turns() == []
 
 
+def test_an_error_event_after_an_empty_text_block_started_is_the_providers_error(
+    serve: Any,
+) -> None:
+    server = serve([Reply.text("never").failing_mid_stream(at=2), Reply.text("ok")])
+    chat = make_chat(server)
+    with pytest.raises(OverloadedError):
+        chat.chat("Hi", echo="none")
+    assert chat.get_turns() == []  # no empty answer for the next prompt to be merged past
+    assert str(chat.chat("Again", echo="none")) == "ok"
+    assert len(server.message_requests()[-1]["messages"]) == 1
+
+
 def test_pause_turn_continuations_count_against_the_round_limit(serve: Any) -> None:
     server = serve(lambda body: Reply.text("still searching", stop_reason="pause_turn"))
     chat = make_chat(server, max_tool_rounds=2, resume_paused=True)

@@ -580,10 +580,14 @@ class AnthropicAccumulator:
 
     def partial_turn(self, reason: str = "interrupted") -> AssistantTurn | None:
         """What arrived so far, as a partial turn whose ``partial_reason`` is ``reason``
-        and whose ``finish_reason`` is None, as chatlas's; None if nothing did."""
+        and whose ``finish_reason`` is None, as chatlas's; None if nothing did (a text
+        block started and then cut before its first character counts as nothing)."""
         if not self._blocks:
             return None
-        return self._build(None, reason)
+        turn = self._build(None, reason)
+        if all(type(c) is ContentText and not c.text for c in turn.contents):
+            return None
+        return turn
 
     def _build(self, finish: str | None, partial_reason: str | None) -> AssistantTurn:
         contents: list[Content] = []
