@@ -27,13 +27,15 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import orjson
 
-from ._chat import Chat, EchoOption
-from ._core.turn import AssistantTurn, UserTurn
+from ._chat import DANGLING, Chat, EchoOption
+from ._core.history import answer_dangling
+from ._core.turn import AssistantTurn, Turn, UserTurn
 from ._display.progress import ProgressReporter, progress_reporter
 from ._parallel import Prompt, prompt_turn_contents
 from ._persist.chat_file import write_atomic
@@ -198,17 +200,21 @@ class _BatchJob:
             params=dict(chat._params),
             data_model=data_model,
         )
+        self.turns = _answered(chat.get_turns())
         self.user_turns = [UserTurn(prompt_turn_contents(p)) for p in prompts]
         if not self.user_turns:
             raise ValueError("batch_chat needs at least one prompt")
         self.requests = {
             _custom_id(i): self._params(provider, turn) for i, turn in enumerate(self.user_turns)
         }
+        plain = replace(self.spec, data_model=None)
         self.fingerprint = {
             "provider": provider.key,
             "model": provider.model,
             "prompts": _digest([repr(t.contents) for t in self.user_turns]),
-            "requests": _digest([self._params(provider, t) for t in self.user_turns]),
+            # Without the data model, which has a fingerprint of its own: a structured
+            # job's file is then found by batch_chat_completed(), which has no model.
+            "requests": _digest([self._params(provider, t, plain) for t in self.user_turns]),
             "data_model": None
             if data_model is None
             else _digest(closed_schema(data_model, open_allowed=True)),
@@ -218,8 +224,10 @@ class _BatchJob:
         self.results: list[dict[str, Any]] | None = None
         self._load(check_data_model)
 
-    def _params(self, provider: Provider, turn: UserTurn) -> dict[str, Any]:
-        body = provider.build_request([*self.chat.get_turns(), turn], self.spec)
+    def _params(
+        self, provider: Provider, turn: UserTurn, spec: RequestSpec | None = None
+    ) -> dict[str, Any]:
+        body = provider.build_request([*self.turns, turn], spec or self.spec)
         body.pop("stream", None)  # a batch request is never streamed
         return body
 
@@ -343,7 +351,8 @@ class _BatchJob:
         if answer is None:
             return None
         chat = self.chat.copy()
-        chat._history.replace([*chat._history.turns, self.user_turns[index], answer])
+        earlier = _answered(chat._history.turns)
+        chat._history.replace([*earlier, self.user_turns[index], answer])
         requests = answer.tool_requests
         if requests:
             names = ", ".join(sorted({r.name for r in requests}))
@@ -367,6 +376,14 @@ def _answer_text(chat: Chat | None) -> str | None:
         return None
     turn = chat.get_last_turn()
     return None if turn is None else turn.text
+
+
+def _answered(turns: Sequence[Turn]) -> list[Turn]:
+    """``turns`` with tool requests left open answered as not run, as ``chat()`` answers
+    them before its request: the API refuses a request that leaves one open."""
+    answered = list(turns)
+    answer_dangling(answered, DANGLING, everywhere=True)
+    return answered
 
 
 def _custom_id(index: int) -> str:

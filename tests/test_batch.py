@@ -128,6 +128,19 @@ def test_an_answer_asking_for_tools_is_returned_unanswered_with_a_warning(
     assert ran == []
 
 
+def test_a_chat_ending_with_unanswered_requests_is_batched_with_them_answered(
+    serve: Any, tmp_path: Path
+) -> None:
+    server = serve(capitals)
+    chat = job_chat(server.url)
+    chat.register_tool(lambda country: country, name="capital", force=True)
+    with pytest.warns(UserWarning, match="the model asked for tools"):
+        (asked,) = batch_chat(chat, ["look it up"], tmp_path / "a.json", poll_interval=FAST)
+    assert isinstance(asked, Chat)
+    texts = batch_chat_text(asked, PROMPTS[:2], tmp_path / "b.json", poll_interval=FAST)
+    assert texts == ["Paris", "Lima"]  # the API refused every request before
+
+
 def test_wait_false_returns_none_until_the_batch_has_ended(serve: Any, tmp_path: Path) -> None:
     server = serve(capitals)
     server.batches.polls_to_end = 3
@@ -276,6 +289,13 @@ def test_batch_chat_structured_returns_validated_data(serve: Any, tmp_path: Path
         poll_interval=FAST,
     )
     assert data == [City(name="Paris", country="France"), City(name="Lima", country="Peru")]
+
+
+def test_a_structured_jobs_completion_can_be_checked(serve: Any, tmp_path: Path) -> None:
+    server = serve(cities)
+    chat, path = job_chat(server.url, structured_output_mode="tool"), tmp_path / "j.json"
+    assert batch_chat_structured(chat, PROMPTS[:2], path, City, wait=False) is None
+    assert batch_chat_completed(chat, PROMPTS[:2], path) is True  # no data model to give
 
 
 def test_structured_data_that_does_not_validate_is_none_with_a_warning(

@@ -430,6 +430,25 @@ def test_captured_content_has_secrets_redacted(
     assert "[REDACTED]" in recorded
 
 
+def test_captured_content_records_a_tools_image_by_its_kind_not_its_bytes(
+    serve: Serve, spans: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chatlas_like import ContentImageInline
+
+    monkeypatch.setenv(CAPTURE_CONTENT_ENV, "true")
+
+    def screenshot() -> Any:
+        """A screenshot."""
+        return ContentImageInline("image/png", "iVBORw0KGgo" + "A" * 40_000)
+
+    server = serve([Reply.tool_call("screenshot", {}), Reply.text("A blank screen.")])
+    chat = make_chat(server)
+    chat.register_tool(screenshot)
+    chat.chat("What is on screen?", echo="none")
+    recorded = attrs(one(spans, "execute_tool screenshot"))["gen_ai.tool.call.result"]
+    assert json.loads(recorded) == [{"type": "image_inline"}]
+
+
 # -- retries, cut streams, expansions -------------------------------------------------------------
 
 

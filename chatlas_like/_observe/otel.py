@@ -370,7 +370,7 @@ class CallTrace:
                     event["error.type"] = error_type(failure)
                 span.add_event("chatlas_like.store.write", event)
             if self.capture:
-                values["gen_ai.tool.call.result"] = _json(result.get_model_value())
+                values["gen_ai.tool.call.result"] = _json(_model_parts(result.get_model_value()))
             span.set_attributes(values)
             if result.outcome in ("error", "exception", "refused"):
                 mark_failed(span, result.exception or result.error, result.outcome)
@@ -436,6 +436,21 @@ def _field(obj: object, name: str) -> object:
     if isinstance(obj, Mapping):
         return cast(Mapping[str, Any], obj).get(name)
     return getattr(obj, name, None)
+
+
+def _model_parts(value: Any) -> Any:
+    """What the model read of a result, images and documents by their kind, not their
+    bytes (as a chat span records them)."""
+    from .._core.content import Content, ContentText
+
+    def part(item: Any) -> Any:
+        if isinstance(item, ContentText):
+            return {"type": "text", "content": item.text}
+        return {"type": item.content_type} if isinstance(item, Content) else item
+
+    if isinstance(value, list):
+        return [part(item) for item in cast(list[Any], value)]
+    return part(value)
 
 
 def _json(value: Any) -> str:
