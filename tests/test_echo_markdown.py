@@ -119,6 +119,15 @@ def test_a_segment_taller_than_the_screen_stays_as_streamed() -> None:
     assert not RENDER.search(out.getvalue())
 
 
+def test_a_segment_holding_8_bit_controls_is_not_redrawn_over_rows_it_never_filled() -> None:
+    console, out = terminal(width=20)
+    echo = ConsoleEcho("output", console)
+    streamed(echo, "\x9d" + "z" * 200 + "\x9c" + "All **good**.")  # stripped as it streams
+    echo.finish()
+    assert not RENDER.search(out.getvalue())  # a redraw would count 11 rows: 10 too many
+    assert out.getvalue().rstrip("\n") == "All **good**."
+
+
 def test_echo_text_stays_plain() -> None:
     console, out = terminal()
     echo = ConsoleEcho("text", console)

@@ -79,8 +79,9 @@ __all__ = ["ECHO_MODES", "ConsoleEcho", "EchoMode"]
 
 EchoMode = Literal["none", "text", "output", "all"]
 ECHO_MODES = ("none", "text", "output", "all")
-# Characters that move the cursor in ways a segment's row count cannot follow.
-_UNCOUNTABLE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+# Characters that move the cursor in ways a segment's row count cannot follow, or that
+# were stripped as it streamed (C1 controls, which start 8-bit escape sequences).
+_UNCOUNTABLE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 # What Markdown would draw differently from the raw text: emphasis, code, headings,
 # links, HTML and entities, tables, escapes, lists, quotes, rules and indented code.
 _MARKDOWN = re.compile(
@@ -439,7 +440,7 @@ class ConsoleEcho(EchoSink):
             return  # its first rows scrolled out of reach: leave it as streamed
         # Up to the segment's first row (column 0), then clear to the end of the screen.
         self._file.write(f"\x1b[{rows - 1}F\x1b[J" if rows > 1 else "\r\x1b[J")
-        console.print(safe(self._as_markdown(text)))  # C1 controls are not counted
+        console.print(safe(self._as_markdown(text)))
         self._line_start = True
 
     def _as_markdown(self, text: str) -> Any:
