@@ -1289,7 +1289,7 @@ class Chat:
         from ._display.console import run_chat
 
         del stream  # see the docstring
-        run_chat(self, echo=echo, kwargs=kwargs)
+        run_chat(self, echo=echo, kwargs=kwargs, options=self._echo_options)
 
     def copy(self) -> Chat:
         """A copy with its own history (deep-copied) and its own run; provider and tools
@@ -1505,17 +1505,23 @@ class ChatResponse:
     """
 
     def __init__(self, chunks: Iterator[Any], *, echoed: bool = False) -> None:
-        self._chunks = chunks
         self._parts: list[str] = []
         self.consumed = False
+        self._text = self._texts(chunks)
         self._echoed_in = _ipython_cell() if echoed else None
 
-    def __iter__(self) -> Iterator[str]:
-        for chunk in self._chunks:
+    def _texts(self, chunks: Iterator[Any]) -> Iterator[str]:
+        for chunk in chunks:
             if isinstance(chunk, str):
                 self._parts.append(chunk)
                 yield chunk
         self.consumed = True
+
+    def __iter__(self) -> ChatResponse:
+        return self  # an iterator, as chatlas's: next(response) works
+
+    def __next__(self) -> str:
+        return next(self._text)
 
     def get_content(self) -> str:
         """The whole text (consuming the answer if needed)."""
@@ -1557,17 +1563,23 @@ class ChatResponseAsync:
     """
 
     def __init__(self, chunks: AsyncIterator[Any], *, echoed: bool = False) -> None:
-        self._chunks = chunks
         self._parts: list[str] = []
         self.consumed = False
+        self._text = self._texts(chunks)
         self._echoed_in = _ipython_cell() if echoed else None
 
-    async def __aiter__(self) -> AsyncIterator[str]:
-        async for chunk in self._chunks:
+    async def _texts(self, chunks: AsyncIterator[Any]) -> AsyncIterator[str]:
+        async for chunk in chunks:
             if isinstance(chunk, str):
                 self._parts.append(chunk)
                 yield chunk
         self.consumed = True
+
+    def __aiter__(self) -> ChatResponseAsync:
+        return self  # an async iterator, as chatlas's
+
+    async def __anext__(self) -> str:
+        return await anext(self._text)
 
     async def get_content(self) -> str:
         """The whole text (consuming the answer if needed)."""

@@ -75,6 +75,22 @@ def test_export_keeps_code_as_written(tmp_path: Path) -> None:
     assert "`a<b`" in text and "```html\n<p>hi</p>\n```" in text
 
 
+def test_export_of_everything_keeps_a_long_structured_answer_and_thinking_whole(
+    tmp_path: Path,
+) -> None:
+    from chatlas_like import ContentJson, ContentThinking
+
+    notes = {"notes": [f"note {i}" for i in range(400)]}
+    thinking = "\n".join(f"step {i}" for i in range(400))
+    chat = make_chat_offline()
+    chat.set_turns(
+        [UserTurn("Notes?"), AssistantTurn([ContentThinking(thinking), ContentJson(notes)])]
+    )
+    for name in ("all.md", "all.html"):
+        text = chat.export(tmp_path / name, content="all").read_text()
+        assert "note 399" in text and "step 399" in text
+
+
 def test_export_refuses_to_overwrite_unless_asked(tmp_path: Path) -> None:
     chat = make_chat_offline()
     chat.set_turns([UserTurn("Hi"), AssistantTurn("Hello")])
@@ -135,13 +151,27 @@ def test_console_chats_with_this_chat_and_its_tools(tmp_path: Path) -> None:
             child.expect_exact('lookup(term="hej")')
             child.expect_exact("It means hello.")
             child.expect("you>")
-            child.sendline("exit")
+            child.sendline("exit()")  # as in chatlas: not sent to the model
             child.expect_exact("console ended with 4 turns")
         finally:
             child.close(force=True)
 
 
 # -- echo options ----------------------------------------------------------------------------
+
+
+def test_echo_options_go_to_the_console_chat_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    output = io.StringIO()
+    lines = "\n".join(f"line {i}" for i in range(10))
+    with LoopbackServer([Reply.tool_call("many", {}), Reply.text("done")]) as server:
+        chat = make_chat(server)
+        chat.register_tool(make_many(lines))
+        chat.set_echo_options(rich_console={"file": output, "width": 120}, tool_result_max_lines=3)
+        monkeypatch.setattr(sys, "stdin", io.StringIO("go\nexit\n"))
+        chat.console()
+    shown = output.getvalue()
+    assert "you>" in shown and "done" in shown
+    assert "line 2" in shown and "line 3" not in shown
 
 
 def test_echo_options_go_to_the_terminal_echo() -> None:

@@ -76,6 +76,14 @@ def test_chat_returns_a_response_whose_str_is_the_answer(api: Any) -> None:
     assert server.message_requests()[0]["system"][0]["text"] == "You are a helpful assistant."
 
 
+def test_a_response_is_an_iterator_as_chatlas_s_is(api: Any) -> None:
+    api([Reply.text("Hello there.")])
+    response = ctl.ChatAnthropic().chat("Hi", echo="none")
+    assert iter(response) is response
+    with pytest.raises(StopIteration):  # chat() has read the whole answer
+        next(response)
+
+
 def test_echo_text_echoes_only_the_answer(api: Any, capsys: pytest.CaptureFixture[str]) -> None:
     api([Reply.tool_call("get_date", {}), Reply.text("It is 2024-01-01.")])
     chat = ctl.ChatAnthropic()

@@ -241,6 +241,22 @@ def test_str_of_a_tool_request_and_result_is_chatlas_text() -> None:
     assert "✅ tool result (123)" in repr(UserTurn([result]))  # as chatlas's repr(turn)
 
 
+def test_str_of_thinking_and_of_structured_data_is_chatlas_text() -> None:
+    assert str(ContentThinking("Plan: add them.")) == "<thinking>\nPlan: add them.\n</thinking>\n"
+    assert str(ContentJson({"n": 4})) == '```json\n{\n  "n": 4\n}\n```'
+
+
+def test_thinking_renders_as_an_escaped_tag_for_shiny() -> None:
+    html = str(ContentThinking("<b>plan</b>").tagify())
+    assert "<details" in html and "&lt;b&gt;plan&lt;/b&gt;" in html
+
+
+def test_a_pdf_shows_its_label_once_in_markdown_and_in_html() -> None:
+    pdf = ContentPDF(data=b"%PDF-1.4", filename="a.pdf")
+    assert pdf._repr_markdown_() == "`[PDF a.pdf · 8 B]`"
+    assert "<code>[PDF a.pdf · 8 B]</code>" in pdf._repr_html_()
+
+
 def test_to_display_markdown_cuts_the_value_to_max_lines_as_chatlas_does() -> None:
     request = ContentToolRequest(id="123", name="log", arguments={})
     result = ContentToolResult(value="\n".join(f"line {i}" for i in range(5)), request=request)

@@ -239,6 +239,10 @@ class ContentJson(Content):
     value: Any
 
     def __str__(self) -> str:
+        return f"```json\n{self.json_text()}\n```"  # chatlas's
+
+    def json_text(self) -> str:
+        """The value as indented JSON."""
         import orjson
 
         return orjson.dumps(self.value, option=orjson.OPT_INDENT_2).decode()
@@ -378,7 +382,13 @@ class ContentThinking(Content):
         return ContentThinking(self.thinking + other.thinking, extra)
 
     def __str__(self) -> str:
-        return self.thinking
+        return f"<thinking>\n{self.thinking}\n</thinking>\n"  # chatlas's
+
+    def tagify(self) -> Any:
+        """Render as an htmltools tag (for Shiny): the thinking folded, escaped."""
+        from htmltools import HTML
+
+        return HTML(render_text("content_html", self))
 
     @property
     def redacted(self) -> bool:

@@ -27,12 +27,13 @@ from .._core.terminal_safe import safe
 from .._core.tool_result import ContentToolResult, ContentToolResultProgress
 from .._core.turn import Turn, UserTurn
 from .._run.loop import TURN_SEPARATOR
+from .echo_options import EchoOptions
 from .live_status import GRACE_S
 from .terminal import ConsoleEcho, EchoMode
 
 __all__ = ["ProgressEcho", "ask", "run_chat"]
 
-EXIT_WORDS = frozenset({"exit", "quit", "/exit", "/quit", ":q"})
+EXIT_WORDS = frozenset({"exit", "exit()", "quit", "/exit", "/quit", ":q"})  # chatlas: exit, exit()
 
 
 class ProgressEcho(ConsoleEcho):
@@ -67,12 +68,14 @@ class ProgressEcho(ConsoleEcho):
         refresh_per_second: float = 8.0,
         grace: float = GRACE_S,
         clock: Callable[[], float] = time.monotonic,
+        options: EchoOptions | None = None,
     ) -> None:
         # The spinner shows even when the answer is not echoed (``_Quiet``).
         terminal = None if console is None else console.is_terminal and not console.is_dumb_terminal
         super().__init__(
             mode,
             console,
+            options=options,
             live=terminal,
             auto_refresh=auto_refresh,
             refresh_per_second=refresh_per_second,
@@ -216,11 +219,13 @@ def run_chat(
     banner: str | None = None,
     echo: EchoMode = "output",
     kwargs: Mapping[str, Any] | None = None,
+    options: EchoOptions | None = None,
 ) -> int:
     """Chat with ``chat`` in the terminal until Ctrl-D or ``exit``; the exit status.
 
     ``echo`` is what is shown of each answer (``"text"``, ``"output"`` or ``"all"``;
-    ``"none"`` shows nothing); ``kwargs`` are extra request parameters.
+    ``"none"`` shows nothing); ``kwargs`` are extra request parameters; ``options`` the
+    chat's echo settings (``set_echo_options()``: its console, result lines...).
     """
     from rich.console import Console
 
@@ -230,8 +235,11 @@ def run_chat(
         raise ValueError(f"echo must be one of {', '.join(ECHO_MODES)}; got {echo!r}")
     with contextlib.suppress(ImportError):  # not on every platform
         import readline  # noqa: F401  # pyright: ignore[reportUnusedImport]  # line editing for input()
-    console = console if console is not None else Console()
-    shown = ProgressEcho(echo, console) if echo != "none" else _Quiet("text", console)
+    if console is None:
+        console = Console(**options.rich_console) if options is not None else Console()
+    shown = (
+        ProgressEcho(echo, console, options=options) if echo != "none" else _Quiet("text", console)
+    )
     if banner:
         console.print(banner)
     console.print("[dim]Ctrl-C stops an answer; Ctrl-D or 'exit' ends the chat.[/]\n")

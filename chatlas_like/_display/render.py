@@ -122,6 +122,7 @@ ARGUMENT_CHARS = 300
 SUMMARY_ARGUMENT_CHARS = 120
 SOURCES_SHOWN = DEFAULT_WEB_ACTIVITY_MAX_SOURCES
 _ARGUMENT_ITEMS = 20
+_CODE_SPAN = re.compile(r"(`+) ?(.*?) ?\1", re.S)
 
 _OUTCOME_LABELS = {
     "success": ("✔", "result"),
@@ -538,10 +539,10 @@ def content_markdown(content: Content) -> str:
         if note:
             head += f" *({note})*"
         return f"{head}\n\n{_fenced(preview(content))}"
-    if isinstance(content, ContentThinking):
-        return f"*thinking:*\n\n{_fenced(_cut(content.thinking, PREVIEW_CHARS))}"
+    if isinstance(content, ContentThinking):  # whole: an export is the conversation
+        return f"*thinking:*\n\n{_fenced(content.thinking)}"
     if isinstance(content, ContentJson):
-        return _fenced(_cut(str(content), PREVIEW_CHARS))
+        return _fenced(content.json_text())
     if isinstance(content, (ContentServerToolRequest, ContentServerToolResult)):
         from .safe_markdown import safe_markdown
 
@@ -549,7 +550,7 @@ def content_markdown(content: Content) -> str:
         title, lines, _ = server_tool_lines(content)
         shown = [f"**{_one_line(title)}**", *(f"- {_one_line(line)}" for line in lines)]
         return safe_markdown("\n".join(shown))
-    return code_span(str(content))
+    return code_span(_label(content))
 
 
 def _one_line(text: str) -> str:
@@ -663,18 +664,25 @@ def content_html(content: Content) -> str:
     if isinstance(content, ContentThinking):
         return (
             "<details class='chatlas-like-thinking'><summary style='opacity:.7'>thinking"
-            f"</summary><pre style='{_PRE}'>{_esc(_cut(content.thinking, PREVIEW_CHARS))}"
+            f"</summary><pre style='{_PRE}'>{_esc(content.thinking)}"
             "</pre></details>"
         )
     if isinstance(content, ContentJson):
-        return f"<pre style='{_PRE}'>{_esc(_cut(str(content), PREVIEW_CHARS))}</pre>"
+        return f"<pre style='{_PRE}'>{_esc(content.json_text())}</pre>"
     if isinstance(content, ContentImageInline):
         src = f"data:{_esc(content.image_content_type)};base64,{_esc(content.data)}"
         return f"<img src='{src}' style='max-width:100%' alt='image'>"
     if isinstance(content, ContentImageRemote):
         # Shown as a link, not loaded: a page must not fetch what the model named.
         return f"<div>🖼 remote image: <code>{_esc(content.url)}</code></div>"
-    return f"<div><code>{_esc(str(content))}</code></div>"
+    return f"<div><code>{_esc(_label(content))}</code></div>"
+
+
+def _label(content: Any) -> str:
+    """``str(content)`` without the code span it may come in (a PDF's, a document's)."""
+    text = str(content)
+    found = _CODE_SPAN.fullmatch(text)
+    return found.group(2) if found else text
 
 
 def request_html(request: ContentToolRequest) -> str:
