@@ -246,6 +246,18 @@ def test_str_of_thinking_and_of_structured_data_is_chatlas_text() -> None:
     assert str(ContentJson({"n": 4})) == '```json\n{\n  "n": 4\n}\n```'
 
 
+def test_str_of_a_citation_and_a_search_request_is_chatlas_text() -> None:
+    from chatlas_like import ContentToolRequestSearch
+    from chatlas_like._core.content import ContentCitation
+
+    assert str(ContentCitation(grounded_span="It is 4.")) == "**citation**: It is 4."
+    assert ContentCitation(grounded_span="It is 4.")._repr_markdown_() == (
+        "**citation**: `It is 4.`"
+    )
+    request = ContentToolRequestSearch(query="ggplot2 release")
+    assert request._repr_markdown_() == "**web search request**: 'ggplot2 release'"
+
+
 def test_thinking_renders_as_an_escaped_tag_for_shiny() -> None:
     html = str(ContentThinking("<b>plan</b>").tagify())
     assert "<details" in html and "&lt;b&gt;plan&lt;/b&gt;" in html

@@ -842,8 +842,8 @@ class ContentCitation(Content):
         )
 
     def __str__(self) -> str:
-        label = str(self.source) if self.source is not None else (self.cited_quote or "")
-        return f"citation: {label}"
+        label = str(self.source) if self.source is not None else (self.grounded_span or "")
+        return f"**citation**: {label}"  # chatlas's
 
 
 @dataclass(frozen=True, slots=True)

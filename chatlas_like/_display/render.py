@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import orjson
 
 from .._core.content import (
+    ContentCitation,
     ContentImageInline,
     ContentImageRemote,
     ContentJson,
@@ -543,13 +544,20 @@ def content_markdown(content: Content) -> str:
         return f"*thinking:*\n\n{_fenced(content.thinking)}"
     if isinstance(content, ContentJson):
         return _fenced(content.json_text())
-    if isinstance(content, (ContentServerToolRequest, ContentServerToolResult)):
+    if isinstance(content, ContentServerToolRequest):
         from .safe_markdown import safe_markdown
 
-        # Queries, titles and URLs are the model's or a web page's: one line each, inert.
+        # chatlas's text (``**web search request**: 'query'``), the model's query inert.
+        return safe_markdown(_one_line(str(content)))
+    if isinstance(content, ContentServerToolResult):
+        from .safe_markdown import safe_markdown
+
+        # Titles and URLs are a web page's: one line each, inert.
         title, lines, _ = server_tool_lines(content)
         shown = [f"**{_one_line(title)}**", *(f"- {_one_line(line)}" for line in lines)]
         return safe_markdown("\n".join(shown))
+    if isinstance(content, ContentCitation):
+        return f"**citation**: {code_span(_label(content).removeprefix('**citation**: '))}"
     return code_span(_label(content))
 
 
