@@ -91,6 +91,15 @@ def test_export_of_everything_keeps_a_long_structured_answer_and_thinking_whole(
         assert "note 399" in text and "step 399" in text
 
 
+def test_an_export_carries_no_control_sequence_of_the_models(tmp_path: Path) -> None:
+    chat = make_chat_offline()
+    chat.set_turns([UserTurn("Hi"), AssistantTurn("Hello\x1b]0;pwned\x07 \x1b[2Jthere\tyou")])
+    for name in ("t.md", "t.html"):
+        text = chat.export(tmp_path / name).read_text()
+        assert "\x1b" not in text and "\x07" not in text
+        assert "Hello there\tyou" in text
+
+
 def test_export_refuses_to_overwrite_unless_asked(tmp_path: Path) -> None:
     chat = make_chat_offline()
     chat.set_turns([UserTurn("Hi"), AssistantTurn("Hello")])

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from .._core.content import ContentText
+from .._core.terminal_safe import strip_controls
 from .._core.turn import Turn
 
 if TYPE_CHECKING:
@@ -60,7 +61,8 @@ def export_chat(
         text = _html(turns, title, content == "all", system)
     else:
         text = _markdown(turns, title, content == "all", system)
-    path.write_text(text, encoding="utf-8")
+    # No control sequence of the model's reaches the file: `cat chat.md` would act on it.
+    path.write_text(strip_controls(text), encoding="utf-8")
     return path
 
 
