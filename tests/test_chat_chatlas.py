@@ -327,6 +327,24 @@ def test_the_state_is_plain_json() -> None:
     assert json.loads(json.dumps(state)) == state
 
 
+def test_a_bookmark_of_a_chatlas_app_restores_its_history() -> None:
+    state = {  # what shinychat keeps for a chatlas client: chatlas's turn dumps
+        "version": 1,
+        "turns": [UserTurn("Hi").model_dump(), AssistantTurn("Hello from chatlas.").model_dump()],
+    }
+    restored = make_chat_offline()
+    asyncio.run(restored.set_state(state))
+    assert [str(t) for t in restored.get_turns()] == ["Hi", "Hello from chatlas."]
+
+
+def test_a_chatlas_bookmark_with_a_malformed_turn_is_refused_naming_it() -> None:
+    from chatlas_like import PersistenceError
+
+    state = {"version": 1, "turns": [{"role": "user", "contents": [{"content_type": 5}]}]}
+    with pytest.raises(PersistenceError, match=r"turns\[0\]"):
+        asyncio.run(make_chat_offline().set_state(state))
+
+
 def test_a_state_of_another_version_is_refused() -> None:
     with pytest.raises(ValueError, match="version 2"):
         asyncio.run(make_chat_offline().set_state({"version": 2, "turns": []}))

@@ -2,21 +2,23 @@
 
 shinychat asks the client for ``await get_state()`` when the page is bookmarked and hands
 it back to ``await set_state(state)`` when a bookmarked page is opened. The state is the
-history (tool results included) as plain JSON: shinychat may keep it in the page's URL
+history (tool results included) as plain JSON (a bookmark shinychat made of a chatlas
+client, its turns as chatlas dumps them, restores too): shinychat may keep it in the page's URL
 (``bookmark_store="url"``) or on the server. Never in it: the API key, exception objects,
 pending message expansions (as in a saved chat, see :mod:`chatlas_like._persist.serialize`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import orjson
 
+from .._core.errors import PersistenceError
+from .._core.turn import Turn
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    from .._core.turn import Turn
 
 __all__ = ["STATE_VERSION", "chat_state", "restore_chat_state"]
 
@@ -50,4 +52,20 @@ def restore_chat_state(chat: _Turns, state: Any) -> None:
             f"a chat state of version {data.get('version')!r}; this chatlas_like reads "
             f"version {STATE_VERSION}"
         )
-    chat.set_turns(turns_from_data(data.get("turns")))
+    turns = data.get("turns")
+    if isinstance(turns, list):  # a chatlas app's bookmark: chatlas's turn dumps
+        chat.set_turns(_chatlas_turns(cast(list[Any], turns)))
+        return
+    chat.set_turns(turns_from_data(turns))
+
+
+def _chatlas_turns(items: list[Any]) -> list[Turn]:
+    """The turns of a bookmark shinychat made of a chatlas client, each read as
+    :meth:`Turn.model_validate` reads chatlas's data (every field checked)."""
+    turns: list[Turn] = []
+    for index, item in enumerate(items):
+        try:
+            turns.append(Turn.model_validate(item))
+        except (ValueError, TypeError) as e:
+            raise PersistenceError(f"turns[{index}]: {e}") from None
+    return turns
