@@ -258,6 +258,11 @@ def test_str_of_a_citation_and_a_search_request_is_chatlas_text() -> None:
     assert request._repr_markdown_() == "**web search request**: 'ggplot2 release'"
 
 
+def test_redacted_thinking_renders_as_a_note_not_an_empty_block() -> None:
+    redacted = ContentThinking("", extra={"type": "redacted_thinking", "data": "opaque"})
+    assert redacted._repr_markdown_() == "*thinking (redacted by the provider)*"
+
+
 def test_thinking_renders_as_an_escaped_tag_for_shiny() -> None:
     html = str(ContentThinking("<b>plan</b>").tagify())
     assert "<details" in html and "&lt;b&gt;plan&lt;/b&gt;" in html

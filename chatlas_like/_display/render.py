@@ -541,6 +541,8 @@ def content_markdown(content: Content) -> str:
             head += f" *({note})*"
         return f"{head}\n\n{_fenced(preview(content))}"
     if isinstance(content, ContentThinking):  # whole: an export is the conversation
+        if content.redacted:
+            return "*thinking (redacted by the provider)*"
         return f"*thinking:*\n\n{_fenced(content.thinking)}"
     if isinstance(content, ContentJson):
         return _fenced(content.json_text())
