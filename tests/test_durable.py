@@ -285,6 +285,54 @@ def test_a_failed_turn_raises_its_error_and_the_conversation_goes_on(
     assert str(durable.chat("hi", conversation_id="c-1", echo="none")) == "Hello there."
 
 
+def test_follow_reads_the_running_turn_not_one_queued_after_it(
+    serve: Callable[..., LoopbackServer], launch: Callable[[], None]
+) -> None:
+    release = threading.Event()
+
+    def slow_lookup(card: int) -> str:
+        """Look a card up, slowly."""
+        release.wait(10)
+        return f"card {card} is valid"
+
+    def script(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]["content"]
+        if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+            return Reply.text(ANSWER)
+        return Reply.text("Second.") if "second" in str(last) else model(body)
+
+    server = serve(script)
+    chat = make_chat(server)
+    chat.register_tool(slow_lookup, name="lookup", annotations={"readOnlyHint": True})
+    durable = DurableChat(chat, name=unique(), poll_interval=0.05)
+    launch()
+    first = durable.enqueue("first", conversation_id="c")
+    while not server.message_requests():
+        time.sleep(0.01)
+    time.sleep(0.2)  # the first turn's tool waits
+    second = durable.enqueue("second", conversation_id="c")
+    followed: list[Any] = []
+    reader = threading.Thread(target=lambda: followed.extend(durable.follow("c")))
+    reader.start()
+    time.sleep(0.2)
+    release.set()
+    assert (first.result(), second.result()) == (ANSWER, "Second.")
+    reader.join(20)
+    assert isinstance(followed[0], ContentToolRequest)  # the running turn's, from its start
+    assert "".join(x for x in followed if isinstance(x, str)) == ANSWER
+
+
+def test_conversation_ids_that_differ_only_in_case_keep_their_own_histories(
+    server: LoopbackServer, launch: Callable[[], None]
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    durable.chat("hi", conversation_id="alice", echo="none")
+    durable.chat("hi", conversation_id="ALICE", echo="none")
+    assert len(durable.get_turns("alice")) == len(durable.get_turns("ALICE")) == 2
+    assert all(len(body["messages"]) == 1 for body in server.message_requests())
+
+
 def test_a_tools_current_display_shows_its_content_in_a_durable_turn(
     server: LoopbackServer, launch: Callable[[], None], capsys: pytest.CaptureFixture[str]
 ) -> None:

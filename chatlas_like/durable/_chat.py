@@ -15,11 +15,10 @@ from ._codec import decode_error, decode_item, encode_prompt
 from ._driver import STREAM_KEY
 from ._engine import DurableError, dbos_launched, ensure_launched, in_thread, iterate_in_thread
 from ._handle import DurableHandle
-from ._history import TurnOutput, load_history, off_loop, outside_workflow
+from ._history import TurnOutput, conversation_workflows, load_history, off_loop
 from ._ids import (
     check_conversation_id,
     check_name,
-    conversation_prefix,
     run_id,
     turn_index,
     turn_workflow_id,
@@ -279,8 +278,8 @@ class DurableChat:
         running = load_history(self.name, conversation_id).running
         if not running:
             return
-        for items in DBOS.read_stream(
-            running[-1], STREAM_KEY, polling_interval_sec=self.poll_interval
+        for items in DBOS.read_stream(  # the earliest: later ones wait for it, queued
+            running[0], STREAM_KEY, polling_interval_sec=self.poll_interval
         ):
             for item in items:
                 yield decode_item(item)
@@ -367,12 +366,8 @@ class DurableChat:
         return encode_prompt(args), call
 
     def _next_index(self, conversation_id: str) -> int:
-        from dbos import DBOS
 
-        prefix = conversation_prefix(self.name, conversation_id)
-        statuses = outside_workflow(
-            DBOS.list_workflows, workflow_id_prefix=prefix, load_input=False, load_output=False
-        )
+        statuses = conversation_workflows(self.name, conversation_id, load_output=False)
         return max((turn_index(s.workflow_id) for s in statuses), default=-1) + 1
 
     def _queue(self) -> Any:

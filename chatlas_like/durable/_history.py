@@ -94,15 +94,27 @@ def off_loop(fn: Callable[[], T]) -> T:
     return value
 
 
-def load_history(name: str, conversation_id: str, before: int | None = None) -> Recorded:
-    """The conversation's finished turns (those numbered below ``before``, when given,
-    waiting for any of them still running)."""
+def conversation_workflows(name: str, conversation_id: str, *, load_output: bool) -> list[Any]:
+    """The workflow statuses of the conversation's turns, and of no other conversation.
+
+    DBOS matches an id prefix with SQL ``LIKE``, which ignores case on SQLite (and treats
+    ``_`` as a wildcard): ``"alice"`` would read ``"ALICE"``'s turns. Only exact prefixes
+    are kept.
+    """
     from dbos import DBOS
 
     prefix = conversation_prefix(name, conversation_id)
     statuses = outside_workflow(
-        DBOS.list_workflows, workflow_id_prefix=prefix, load_input=False, load_output=True
+        DBOS.list_workflows, workflow_id_prefix=prefix, load_input=False, load_output=load_output
     )
+    return [s for s in statuses if s.workflow_id.startswith(prefix)]
+
+
+def load_history(name: str, conversation_id: str, before: int | None = None) -> Recorded:
+    """The conversation's finished turns (those numbered below ``before``, when given,
+    waiting for any of them still running)."""
+
+    statuses = conversation_workflows(name, conversation_id, load_output=True)
     recorded = Recorded()
     for status in sorted(statuses, key=lambda s: s.workflow_id):
         index = turn_index(status.workflow_id)
