@@ -189,6 +189,64 @@ def test_a_pydantic_model_can_describe_the_arguments() -> None:
     assert tool.validate_arguments({"query": "x"}) == {"query": "x", "limit": 10}
 
 
+def test_a_model_describing_the_arguments_refuses_an_unexpected_one() -> None:
+    class Args(BaseModel):
+        a: int
+
+    def add(a: int) -> int:
+        return a
+
+    with pytest.raises(ArgumentError, match="unexpected argument `c`; accepted: a"):
+        Tool.from_func(add, model=Args).validate_arguments({"a": 1, "c": 2})
+
+
+def test_nested_models_are_closed_in_the_schema_as_chatlas_closes_them() -> None:
+    def distance(a: Point, b: Point) -> float:
+        """Distance between two points."""
+        return 0.0
+
+    assert Tool.from_func(distance).parameters["$defs"]["Point"]["additionalProperties"] is False
+
+
+def test_a_parameter_named_like_a_pydantic_attribute_is_filled() -> None:
+    def configure(model_config: str, copy: int) -> str:
+        """Configures."""
+        return model_config
+
+    tool = Tool.from_func(configure)
+    assert set(tool.parameters["properties"]) == {"model_config", "copy"}
+    assert tool.validate_arguments({"model_config": "x", "copy": 1}) == {
+        "model_config": "x",
+        "copy": 1,
+    }
+
+
+def test_an_object_with_an_async_call_is_an_async_tool() -> None:
+    class Doubler:
+        async def __call__(self, a: int) -> int:
+            return 2 * a
+
+    tool = Tool(Doubler(), "double", "Doubles.", {"type": "object", "properties": {}})
+    assert tool.is_async
+
+
+def test_a_google_note_after_the_arguments_stays_in_the_description() -> None:
+    def forecast(city: str) -> str:
+        """Get the forecast.
+
+        Args:
+            city: The city.
+
+        Note:
+            Never call it for Paris.
+        """
+        return city
+
+    tool = Tool.from_func(forecast, parse_docstring=True)
+    assert "Never call it for Paris." in tool.description
+    assert "city: The city." not in tool.description
+
+
 def test_a_tool_from_a_bare_schema_checks_required_and_unexpected_names() -> None:
     tool = Tool(
         lambda **kw: kw,

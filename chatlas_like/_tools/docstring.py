@@ -46,6 +46,25 @@ _GOOGLE_SECTIONS = {
     "examples",
     "returns",
     "yields",
+    # Sections that only end the one before (kept in the description): without them, an
+    # `Args:` section ran on over a `Note:` and the note was dropped with it.
+    "note",
+    "notes",
+    "warning",
+    "warnings",
+    "warns",
+    "todo",
+    "see also",
+    "references",
+    "attention",
+    "caution",
+    "danger",
+    "hint",
+    "important",
+    "tip",
+    "other parameters",
+    "keyword args",
+    "keyword arguments",
 }
 # Sections whose entries become the schema's parameter descriptions.
 _PARAM_SECTIONS = {

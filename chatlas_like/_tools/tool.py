@@ -24,7 +24,7 @@ import inspect
 import re
 import warnings
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, get_type_hints
+from typing import TYPE_CHECKING, Any, cast, get_type_hints
 
 from . import docstring as _docstring
 
@@ -91,7 +91,10 @@ class Tool:
         self.sequential = sequential
         self.timeout = timeout
         self.max_result_bytes = max_result_bytes
-        self.is_async = inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func)
+        call = inspect.getattr_static(type(func), "__call__", None)  # may be async
+        self.is_async = any(
+            inspect.iscoroutinefunction(f) or inspect.isasyncgenfunction(f) for f in (func, call)
+        )
         self._validator: _SignatureValidator | None = None
 
     @classmethod
@@ -364,11 +367,20 @@ class _SignatureValidator:
                 properties[name] = {**properties[name], "description": text}
         schema.setdefault("required", [])
         schema["additionalProperties"] = self._var_kwargs
+        definitions: dict[str, Any] = schema.get("$defs", {})
+        for definition in definitions.values():  # nested models closed too, as chatlas's
+            if isinstance(definition, dict) and "properties" in definition:
+                cast(dict[str, Any], definition).setdefault("additionalProperties", False)
         return schema
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         from pydantic import ValidationError
 
+        if not self._var_kwargs:  # a user's model may ignore extra keys: never run them
+            unexpected = [name for name in arguments if name not in self._fields]
+            if unexpected:
+                problems = "; ".join(f"unexpected argument `{name}`" for name in unexpected)
+                raise ArgumentError(f"{problems}; accepted: {', '.join(self._fields)}")
         try:
             instance = self.model.model_validate(arguments)
         except ValidationError as e:
@@ -483,11 +495,15 @@ def _type_hints(func: Callable[..., Any]) -> dict[str, Any]:
 
 
 def _field_name(name: str, taken: Any) -> str:
+    from pydantic import BaseModel
+
     base = name.lstrip("_") or "arg"
     if base[0].isdigit():
         base = f"arg_{base}"
     candidate, n = base, 1
-    while candidate in taken:
+    # Not a name BaseModel has (``model_config`` would be read as its configuration);
+    # the parameter keeps its name as the field's alias.
+    while candidate in taken or hasattr(BaseModel, candidate):
         n += 1
         candidate = f"{base}_{n}"
     return candidate
