@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 import pytest
@@ -301,3 +302,21 @@ def test_to_html_is_chatlas_markup_escaped() -> None:
 
 def test_str_of_a_result_not_yet_attached_to_its_request_does_not_raise() -> None:
     assert str(ContentToolResult(value=[1, 2])) == "```python\n# ✅ tool result\n[1, 2]\n```"
+
+
+def test_a_kernel_shell_subclassing_jupyters_counts_as_a_notebook(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import types
+
+    from chatlas_like._display.sinks import in_notebook
+
+    class ZMQInteractiveShell:  # Jupyter's kernel shell, by name
+        pass
+
+    class Shell(ZMQInteractiveShell):  # Colab's subclasses it
+        pass
+
+    fake = types.SimpleNamespace(get_ipython=Shell)
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    assert in_notebook()

@@ -26,7 +26,8 @@ def in_notebook() -> bool:
         return False
     get_ipython = getattr(shell, "get_ipython", None)
     ip = get_ipython() if callable(get_ipython) else None
-    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+    # A subclass counts: Colab's shell is one (google.colab._shell.Shell).
+    return ip is not None and any(k.__name__ == "ZMQInteractiveShell" for k in type(ip).__mro__)
 
 
 def make_echo(
