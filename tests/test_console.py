@@ -196,6 +196,23 @@ def test_piped_input_is_shown_on_the_prompt_line_and_the_answer_starts_below_it(
     assert lines[-1] == f"{PROMPT} exit"
 
 
+def test_piped_questions_whose_answer_failed_end_with_exit_status_1(serve: Any) -> None:
+    import subprocess
+
+    server = serve([Reply.error(400, "invalid_request_error", "refused"), Reply.text("Fine.")])
+    env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": TEST_KEY}
+    finished = subprocess.run(
+        [sys.executable, "-m", "chatlas_like", "chat"],
+        input="First?\nSecond?\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert "Fine." in finished.stdout  # the session went on after the failed answer
+    assert finished.returncode == 1
+
+
 def test_the_offline_model_runs_two_calls_at_once_on_a_prompt_with_two_waits() -> None:
     import threading
 

@@ -185,6 +185,50 @@ def test_no_or_an_unknown_key_gets_401(api: Api, key: str | None, scheme: str) -
         assert answer.status == 401 and answer.headers["www-authenticate"].startswith("Bearer")
 
 
+def test_a_store_that_cannot_be_opened_is_refused_at_startup(tmp_path: Path) -> None:
+    keys_file = tmp_path / "keys.json"
+    keys_file.write_bytes(orjson.dumps({"k": "acme"}))
+    child = start(str(tmp_path / "no such folder" / "r.db"), keys_file)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 2 and out == ""
+    assert "cannot open the store" in err and "Traceback" not in err
+
+
+def test_a_port_in_use_is_refused_with_one_line(tmp_path: Path) -> None:
+    import socket
+
+    keys_file = tmp_path / "keys.json"
+    keys_file.write_bytes(orjson.dumps({"k": "acme"}))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        child = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "chatlas_like", "serve-results"),
+                *("--db", str(tmp_path / "r.db"), "--keys", str(keys_file), "--port", port),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        _, err = child.communicate(timeout=60)
+    assert child.returncode == 2 and "cannot listen on" in err and "Traceback" not in err
+
+
+def test_ctrl_c_stops_the_server_without_a_traceback(tmp_path: Path) -> None:
+    import signal
+
+    keys_file = tmp_path / "keys.json"
+    keys_file.write_bytes(orjson.dumps({"k": "acme"}))
+    child = start(str(tmp_path / "r.db"), keys_file)
+    assert child.stdout is not None
+    assert child.stdout.readline().startswith("serving tool results on http://127.0.0.1:")
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert "Traceback" not in err
+
+
 def test_a_keys_file_with_an_empty_tenant_is_refused_at_startup(tmp_path: Path) -> None:
     keys_file = tmp_path / "keys.json"
     keys_file.write_bytes(orjson.dumps({"k": ""}))

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
-from .._store import ToolResultRecord, ToolResultStore, open_store
+from .._store import StoreError, ToolResultRecord, ToolResultStore, open_store
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -319,18 +319,31 @@ def serve(
     except (OSError, ValueError) as e:
         print(f"serve-results: {e}", file=sys.stderr)
         return 2
-    store = open_store(db)
+    try:
+        store = open_store(db)
+        store.list(None, "serve-results-start")  # a store it cannot open: say so now
+    except (OSError, ValueError, StoreError) as e:
+        print(f"serve-results: cannot open the store {db!r}: {e}", file=sys.stderr)
+        return 2
     app = create_app(store, keys, max_response_bytes=max_response_bytes)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = listening_socket(family)
-    sock.bind((host, port))  # bound here so that --port 0 can say which port it got
-    sock.listen(128)
+    try:
+        sock.bind((host, port))  # bound here so that --port 0 can say which port it got
+        sock.listen(128)
+    except (OSError, OverflowError) as e:  # in use, not an address of this machine...
+        sock.close()
+        store.close()
+        print(f"serve-results: cannot listen on {host}:{port}: {e}", file=sys.stderr)
+        return 2
     bound = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"serving tool results on http://{shown}:{bound}", flush=True)
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:  # Ctrl-C is how it is stopped: no traceback
+        pass
     finally:
         sock.close()
         store.close()

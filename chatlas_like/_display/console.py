@@ -221,7 +221,8 @@ def run_chat(
     kwargs: Mapping[str, Any] | None = None,
     options: EchoOptions | None = None,
 ) -> int:
-    """Chat with ``chat`` in the terminal until Ctrl-D or ``exit``; the exit status.
+    """Chat with ``chat`` in the terminal until Ctrl-D or ``exit``; the exit status (1
+    when questions were piped in and an answer failed).
 
     ``echo`` is what is shown of each answer (``"text"``, ``"output"`` or ``"all"``;
     ``"none"`` shows nothing); ``kwargs`` are extra request parameters; ``options`` the
@@ -243,12 +244,13 @@ def run_chat(
     if banner:
         console.print(banner)
     console.print("[dim]Ctrl-C stops an answer; Ctrl-D or 'exit' ends the chat.[/]\n")
+    failed = False
     while True:
         try:
             prompt = console.input("[bold green]you>[/] ")
         except EOFError:
             console.print()
-            return 0
+            return 1 if failed else 0
         except KeyboardInterrupt:
             console.print("\n[dim](Ctrl-D or 'exit' ends the chat)[/]")
             continue
@@ -260,6 +262,7 @@ def run_chat(
         if not prompt.strip():
             continue
         if prompt.strip().lower() in EXIT_WORDS:
-            return 0
-        ask(chat, prompt, shown, kwargs)
+            return 1 if failed else 0
+        if not ask(chat, prompt, shown, kwargs) and not _typed():
+            failed = True  # a script piping questions in learns that an answer failed
         console.print()
