@@ -23,7 +23,7 @@ import copy
 import inspect
 import re
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast, get_type_hints
 
 from . import docstring as _docstring
@@ -306,6 +306,7 @@ class _SignatureValidator:
         from pydantic import ConfigDict, Field, create_model
 
         self._var_kwargs = False
+        self._users_model = model is not None
         self._fields: dict[str, str] = {}
         self._descriptions: dict[str, str] = {}
         if model is not None:
@@ -376,23 +377,25 @@ class _SignatureValidator:
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         from pydantic import ValidationError
 
-        if not self._var_kwargs:  # a user's model may ignore extra keys: never run them
-            unexpected = [name for name in arguments if name not in self._fields]
-            if unexpected:
-                problems = "; ".join(f"unexpected argument `{name}`" for name in unexpected)
-                raise ArgumentError(f"{problems}; accepted: {', '.join(self._fields)}")
+        # A user's model may ignore extra keys (pydantic's default): never run a call
+        # with them. The model made here forbids them itself.
+        unexpected = (
+            [name for name in arguments if name not in self._fields] if self._users_model else []
+        )
         try:
             instance = self.model.model_validate(arguments)
         except ValidationError as e:
-            raise ArgumentError(self._explain(e)) from None
+            raise ArgumentError(self._explain(e.errors(include_url=False), unexpected)) from None
+        if unexpected:
+            raise ArgumentError(self._explain([], unexpected))
         values = {name: getattr(instance, field) for name, field in self._fields.items()}
         if self._var_kwargs and instance.model_extra:
             values.update(instance.model_extra)
         return values
 
-    def _explain(self, error: Any) -> str:
+    def _explain(self, errors: Sequence[Any], unexpected: Sequence[str]) -> str:
         problems: list[str] = []
-        for item in error.errors(include_url=False):
+        for item in errors:
             loc = ".".join(str(part) for part in item["loc"])
             kind = item["type"]
             if kind == "missing":
@@ -404,6 +407,7 @@ class _SignatureValidator:
                 if len(shown) > _INPUT_PREVIEW:
                     shown = shown[:_INPUT_PREVIEW] + "…"
                 problems.append(f"argument `{loc}`: {item['msg'].lower()} (got {shown})")
+        problems += [f"unexpected argument `{name}`" for name in unexpected]
         accepted = ", ".join(self._fields) or "no arguments"
         return f"{'; '.join(problems)}; accepted: {accepted}"
 
