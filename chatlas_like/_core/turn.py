@@ -32,8 +32,8 @@ FinishReason = Literal[
 ]
 """Why the model stopped, as chatlas names it (a cut response has None, as in chatlas).
 
-A provider's reason this list does not name (e.g. Anthropic's ``"pause_turn"``) is
-kept as the provider sent it.
+A provider's reason this list does not name (a paused turn, say) is kept as the
+provider sent it.
 """
 Tokens = tuple[int, int, int]
 """chatlas's token triple: ``(input, output, cached input)``."""

@@ -18,7 +18,8 @@ option                    default      meaning
 ``echo_thinking``         True         echo the model's extended thinking (dimmed); False
                                        hides it (it is kept in the history either way)
 ``resume_paused``         False        when a server tool pauses the model's turn
-                                       (Anthropic's ``pause_turn``), send it back at once
+                                       (a reason in the provider's
+                                       ``paused_finish_reasons``), send it back at once
                                        so the model carries on (each resume counts as a
                                        round); False hands the paused turn back, as
                                        chatlas does
