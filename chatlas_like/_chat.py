@@ -1488,7 +1488,41 @@ def _answer_dangling(run: Run) -> None:
     answer_dangling(run.history.turns, DANGLING, run.finalize)
 
 
-class ChatResponse:
+class _Answer:
+    """What both kinds of answer share: the text kept as it arrives, and its display."""
+
+    def __init__(self, echoed: bool) -> None:
+        self._parts: list[str] = []
+        self.consumed = False
+        self._echoed_in = _ipython_cell() if echoed else None
+
+    def _kept(self, chunk: Any) -> bool:
+        """Whether ``chunk`` is text of the answer (then kept); other items pass over."""
+        if isinstance(chunk, str):
+            self._parts.append(chunk)
+            return True
+        return False
+
+    @property
+    def content(self) -> str:
+        """The text received so far."""
+        return "".join(self._parts)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.content!r})"
+
+    @staticmethod
+    def _markdown(text: str) -> str:
+        from ._display.safe_markdown import safe_markdown
+
+        return safe_markdown(text)  # no raw HTML or remote image in a notebook
+
+    @property
+    def _ipython_display_(self) -> Callable[[], None] | None:
+        return _shown_already(self._echoed_in)
+
+
+class ChatResponse(_Answer):
     """The answer of :meth:`Chat.chat`: ``str(response)`` is its text.
 
     In IPython (a notebook, a Jupyter console) a response displays as Markdown, except
@@ -1505,16 +1539,11 @@ class ChatResponse:
     """
 
     def __init__(self, chunks: Iterator[Any], *, echoed: bool = False) -> None:
-        self._parts: list[str] = []
-        self.consumed = False
+        super().__init__(echoed)
         self._text = self._texts(chunks)
-        self._echoed_in = _ipython_cell() if echoed else None
 
     def _texts(self, chunks: Iterator[Any]) -> Iterator[str]:
-        for chunk in chunks:
-            if isinstance(chunk, str):
-                self._parts.append(chunk)
-                yield chunk
+        yield from (chunk for chunk in chunks if self._kept(chunk))
         self.consumed = True
 
     def __iter__(self) -> ChatResponse:
@@ -1528,30 +1557,16 @@ class ChatResponse:
         if not self.consumed:
             for _ in self:
                 pass
-        return "".join(self._parts)
-
-    @property
-    def content(self) -> str:
-        """The text received so far."""
-        return "".join(self._parts)
+        return self.content
 
     def __str__(self) -> str:
         return self.get_content()
 
-    def __repr__(self) -> str:
-        return f"ChatResponse({self.content!r})"
-
     def _repr_markdown_(self) -> str:
-        from ._display.safe_markdown import safe_markdown
-
-        return safe_markdown(self.get_content())  # no raw HTML or remote image in a notebook
-
-    @property
-    def _ipython_display_(self) -> Callable[[], None] | None:
-        return _shown_already(self._echoed_in)
+        return self._markdown(self.get_content())
 
 
-class ChatResponseAsync:
+class ChatResponseAsync(_Answer):
     """The answer of :meth:`Chat.chat_async`; it displays as :class:`ChatResponse` does.
 
     Parameters
@@ -1563,15 +1578,12 @@ class ChatResponseAsync:
     """
 
     def __init__(self, chunks: AsyncIterator[Any], *, echoed: bool = False) -> None:
-        self._parts: list[str] = []
-        self.consumed = False
+        super().__init__(echoed)
         self._text = self._texts(chunks)
-        self._echoed_in = _ipython_cell() if echoed else None
 
     async def _texts(self, chunks: AsyncIterator[Any]) -> AsyncIterator[str]:
         async for chunk in chunks:
-            if isinstance(chunk, str):
-                self._parts.append(chunk)
+            if self._kept(chunk):
                 yield chunk
         self.consumed = True
 
@@ -1586,27 +1598,13 @@ class ChatResponseAsync:
         if not self.consumed:
             async for _ in self:
                 pass
-        return "".join(self._parts)
-
-    @property
-    def content(self) -> str:
-        """The text received so far."""
-        return "".join(self._parts)
+        return self.content
 
     def __str__(self) -> str:
         return self.content
 
-    def __repr__(self) -> str:
-        return f"ChatResponseAsync({self.content!r})"
-
     def _repr_markdown_(self) -> str:
-        from ._display.safe_markdown import safe_markdown
-
-        return safe_markdown(self.content)  # no raw HTML or remote image in a notebook
-
-    @property
-    def _ipython_display_(self) -> Callable[[], None] | None:
-        return _shown_already(self._echoed_in)
+        return self._markdown(self.content)
 
 
 def _ipython_cell() -> int | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -130,3 +132,16 @@ def fixtures_dir() -> Path:
 
 
 __all__ = ["TEST_KEY", "TEST_MODEL", "Reply", "make_chat"]
+
+
+def run_in_child(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` in a child process, with no log setting but those in ``env``."""
+    base = {k: v for k, v in os.environ.items() if k not in ("CHATLAS_LOG", "CHATLAS_LIKE_LOG")}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**base, **env},
+        check=False,
+    )

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import os
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -169,13 +171,20 @@ def test_console_chats_with_this_chat_and_its_tools(tmp_path: Path) -> None:
 # -- echo options ----------------------------------------------------------------------------
 
 
-def test_echo_options_go_to_the_console_chat_too(monkeypatch: pytest.MonkeyPatch) -> None:
+@contextlib.contextmanager
+def ten_line_result_chat() -> Iterator[tuple[Chat, io.StringIO]]:
+    """A chat whose tool returns ten lines, echoing to a buffer with three result lines."""
     output = io.StringIO()
     lines = "\n".join(f"line {i}" for i in range(10))
     with LoopbackServer([Reply.tool_call("many", {}), Reply.text("done")]) as server:
         chat = make_chat(server)
         chat.register_tool(make_many(lines))
         chat.set_echo_options(rich_console={"file": output, "width": 120}, tool_result_max_lines=3)
+        yield chat, output
+
+
+def test_echo_options_go_to_the_console_chat_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    with ten_line_result_chat() as (chat, output):
         monkeypatch.setattr(sys, "stdin", io.StringIO("go\nexit\n"))
         chat.console()
     shown = output.getvalue()
@@ -184,12 +193,7 @@ def test_echo_options_go_to_the_console_chat_too(monkeypatch: pytest.MonkeyPatch
 
 
 def test_echo_options_go_to_the_terminal_echo() -> None:
-    output = io.StringIO()
-    lines = "\n".join(f"line {i}" for i in range(10))
-    with LoopbackServer([Reply.tool_call("many", {}), Reply.text("done")]) as server:
-        chat = make_chat(server)
-        chat.register_tool(make_many(lines))
-        chat.set_echo_options(rich_console={"file": output, "width": 120}, tool_result_max_lines=3)
+    with ten_line_result_chat() as (chat, output):
         chat.chat("go", echo="output")
     shown = output.getvalue()
     assert "line 2" in shown and "line 3" not in shown

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import os
 import subprocess
 import sys
 import weakref
@@ -27,6 +26,8 @@ import chatlas_like as ctl
 from chatlas_like import ContentToolResult, Turn
 from chatlas_like.testing import LoopbackServer, Reply
 from chatlas_like.types import ToolFailureWarning
+
+from .conftest import run_in_child
 
 
 @pytest.fixture
@@ -1071,18 +1072,6 @@ def test_an_mcp_tool_that_returns_2_reads_as_2_and_its_structured_content_stays_
 
 
 # -- CHATLAS_LOG ----------------------------------------------------------------------------------
-
-
-def run_in_child(code: str, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if k not in ("CHATLAS_LOG", "CHATLAS_LIKE_LOG")}
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**base, **env},
-        check=False,
-    )
 
 
 def test_chatlas_log_debug_shows_the_http_exchange_without_the_key(api: Any) -> None:

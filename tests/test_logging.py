@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,7 +14,7 @@ from chatlas_like._observe.log import LOGGER_NAME, configure_from_env, logger, s
 from chatlas_like.providers._registry import sdk_loggers
 from chatlas_like.testing import Reply
 
-from .conftest import TEST_MODEL, make_chat
+from .conftest import TEST_MODEL, make_chat, run_in_child
 
 Serve = Callable[..., Any]
 FAST_RETRY = {"retry-after-ms": "5"}
@@ -289,15 +287,7 @@ def run_chat_in_child(url: str, **env: str) -> subprocess.CompletedProcess[str]:
         f"chat = ChatAnthropic(model={TEST_MODEL!r}, api_key='k', base_url={url!r})\n"
         "print(chat.chat('Hi', echo='none'))\n"
     )
-    base = {k: v for k, v in os.environ.items() if k not in ("CHATLAS_LOG", "CHATLAS_LIKE_LOG")}
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**base, **env},
-        check=False,
-    )
+    return run_in_child(code, **env)
 
 
 def test_nothing_is_logged_by_default(serve: Serve) -> None:
