@@ -8,7 +8,10 @@ whole process, so every test names its durable chats afresh.
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
 import logging
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -20,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from chatlas_like import Chat, ContentToolRequest, ContentToolResult
+from chatlas_like import BadRequestError, Chat, ContentToolRequest, ContentToolResult
 from chatlas_like.testing import LoopbackServer, Reply
 from tests.conftest import make_chat
 
@@ -60,11 +63,11 @@ def unique(prefix: str = "t") -> str:
 
 
 @pytest.fixture
-def launch(tmp_path: Path) -> Iterator[Callable[[], None]]:
+def launch(tmp_path: Path) -> Iterator[Callable[..., None]]:
     """``launch()`` starts DBOS on this test's SQLite file; it is destroyed at teardown."""
     from dbos import DBOS
 
-    def start() -> None:
+    def start(**config: Any) -> None:
         # DBOS's console handler keeps the stderr it first saw, which may be an
         # earlier test's captured stream, closed since.
         for handler in logging.getLogger("dbos").handlers:
@@ -76,6 +79,7 @@ def launch(tmp_path: Path) -> Iterator[Callable[[], None]]:
                 "system_database_url": f"sqlite:///{tmp_path / 'dbos.sqlite'}",
                 "log_level": "WARNING",
                 "notification_listener_polling_interval_sec": 0.01,
+                **config,
             }
         )
         DBOS.launch()
@@ -100,7 +104,7 @@ def summary(turns: list[Any]) -> list[tuple[str, str, list[str]]]:
 
 
 def test_a_durable_turn_makes_the_history_a_plain_chat_makes(
-    server: LoopbackServer, launch: Callable[[], None]
+    server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
     durable = durable_chat(server)
     launch()
@@ -113,7 +117,7 @@ def test_a_durable_turn_makes_the_history_a_plain_chat_makes(
 
 
 def test_the_next_turn_continues_the_conversation_and_another_id_starts_afresh(
-    server: LoopbackServer, launch: Callable[[], None]
+    server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
     durable = durable_chat(server)
     launch()
@@ -126,7 +130,7 @@ def test_the_next_turn_continues_the_conversation_and_another_id_starts_afresh(
 
 
 def test_stream_yields_the_text_and_with_content_all_the_tool_calls_too(
-    server: LoopbackServer, launch: Callable[[], None]
+    server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
     durable = durable_chat(server)
     launch()
@@ -138,7 +142,7 @@ def test_stream_yields_the_text_and_with_content_all_the_tool_calls_too(
 
 
 async def test_the_async_verbs_answer_as_the_sync_ones_do(
-    server: LoopbackServer, launch: Callable[[], None]
+    server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
     durable = durable_chat(server)
     launch()
@@ -151,7 +155,7 @@ async def test_the_async_verbs_answer_as_the_sync_ones_do(
 
 
 def test_a_queued_turn_is_answered_through_its_handle(
-    server: LoopbackServer, launch: Callable[[], None]
+    server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
     durable = durable_chat(server)
     launch()  # this process runs the queue too
@@ -165,7 +169,7 @@ def test_a_queued_turn_is_answered_through_its_handle(
 
 
 def test_parallel_chat_answers_each_prompt_on_a_conversation_of_its_own(
-    server: LoopbackServer, launch: Callable[[], None]
+    server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
     durable = durable_chat(server)
     launch()
@@ -204,7 +208,7 @@ def test_a_durable_chat_runs_on_the_wal_engine_sqlite_engine_makes(
 
 
 def test_parallel_chat_reports_the_turns_it_waits_for_as_they_finish(
-    server: LoopbackServer, launch: Callable[[], None], capsys: pytest.CaptureFixture[str]
+    server: LoopbackServer, launch: Callable[..., None], capsys: pytest.CaptureFixture[str]
 ) -> None:
     durable = durable_chat(server)
     launch()
@@ -215,7 +219,7 @@ def test_parallel_chat_reports_the_turns_it_waits_for_as_they_finish(
 
 
 def test_parallel_chat_with_echo_none_shows_no_progress(
-    server: LoopbackServer, launch: Callable[[], None], capsys: pytest.CaptureFixture[str]
+    server: LoopbackServer, launch: Callable[..., None], capsys: pytest.CaptureFixture[str]
 ) -> None:
     durable = durable_chat(server)
     launch()
@@ -224,7 +228,7 @@ def test_parallel_chat_with_echo_none_shows_no_progress(
 
 
 def test_follow_reads_a_running_turn_from_the_start_until_it_ends(
-    server: LoopbackServer, launch: Callable[[], None]
+    server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
     release = threading.Event()
 
@@ -259,7 +263,7 @@ def test_follow_reads_a_running_turn_from_the_start_until_it_ends(
 
 
 def test_each_tool_result_is_stored_once_under_the_conversations_run(
-    server: LoopbackServer, launch: Callable[[], None], tmp_path: Path
+    server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
 ) -> None:
     durable = durable_chat(server, store=str(tmp_path / "results.db"))
     launch()
@@ -273,7 +277,7 @@ def test_each_tool_result_is_stored_once_under_the_conversations_run(
 
 
 def test_a_failed_turn_raises_its_error_and_the_conversation_goes_on(
-    server: LoopbackServer, launch: Callable[[], None]
+    server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
     from chatlas_like._core.errors import BadRequestError
 
@@ -285,8 +289,86 @@ def test_a_failed_turn_raises_its_error_and_the_conversation_goes_on(
     assert str(durable.chat("hi", conversation_id="c-1", echo="none")) == "Hello there."
 
 
+def _cells(database: Path) -> list[bytes]:
+    """Every value of every table of a SQLite file, base64 text decoded as well."""
+    cells: list[bytes] = []
+    with sqlite3.connect(database) as db:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            for row in db.execute(f'SELECT * FROM "{table}"'):
+                for value in row:
+                    raw = value if isinstance(value, bytes) else str(value).encode()
+                    cells.append(raw)
+                    with contextlib.suppress(ValueError):
+                        cells.append(base64.b64decode(raw, validate=True))
+    return cells
+
+
+def test_a_failed_turn_leaves_the_key_its_error_quotes_in_no_table(
+    serve: Callable[..., LoopbackServer], launch: Callable[..., None], tmp_path: Path
+) -> None:
+    from chatlas_like import AuthenticationError, ChatAnthropic
+
+    key = f"sk-ant-api03-{uuid.uuid4().hex}"
+    server = serve(
+        lambda body: Reply.error(401, "authentication_error", f"invalid x-api-key {key}")
+    )
+    durable = DurableChat(ChatAnthropic(base_url=server.url, api_key=key), name=unique())
+    launch()
+    with pytest.raises(AuthenticationError, match="invalid x-api-key") as raised:
+        durable.chat("hi", conversation_id="c-1", echo="none")
+    assert raised.value.status_code == 401
+    assert key not in str(raised.value)
+    cells = _cells(tmp_path / "dbos.sqlite")
+    assert any(b"invalid x-api-key" in cell for cell in cells)  # the failure is recorded
+    assert not any(key.encode() in cell for cell in cells)
+
+
+def test_a_turn_records_its_inputs_output_and_stream_as_json_not_pickles(
+    server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    durable.chat("Is card 42 valid?", conversation_id="c-1", echo="none")
+    with pytest.raises(BadRequestError):
+        durable.chat("fail", conversation_id="c-1", echo="none")
+    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
+        turns = db.execute("SELECT serialization FROM workflow_status").fetchall()
+        streams = db.execute("SELECT serialization FROM streams").fetchall()
+    assert len(turns) == 2 and streams
+    assert {s for (s,) in turns + streams} == {"portable_json"}
+
+
+def test_with_dbos_json_serializer_no_row_of_a_turn_is_a_pickle(
+    server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
+) -> None:
+    from dbos import DBOSPortableJSONSerializer
+
+    durable = durable_chat(server)
+    launch(serializer=DBOSPortableJSONSerializer())
+    answer = durable.chat("Is card 42 valid?", conversation_id="c-1", echo="none")
+    with pytest.raises(BadRequestError):
+        durable.chat("fail", conversation_id="c-1", echo="none")
+    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
+        steps = db.execute(
+            "SELECT serialization FROM operation_outputs WHERE output IS NOT NULL"
+        ).fetchall()
+    assert str(answer) == ANSWER
+    assert len(steps) >= 4 and {s for (s,) in steps} == {"portable_json"}
+
+
+def test_a_kwargs_value_that_is_not_json_is_refused_before_the_turn_starts(
+    server: LoopbackServer, launch: Callable[..., None]
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    with pytest.raises(TypeError, match="recorded as JSON"):
+        durable.chat("hi", conversation_id="c-1", echo="none", kwargs={"when": object()})
+    assert durable.get_turns("c-1") == []
+
+
 def test_follow_reads_the_running_turn_not_one_queued_after_it(
-    serve: Callable[..., LoopbackServer], launch: Callable[[], None]
+    serve: Callable[..., LoopbackServer], launch: Callable[..., None]
 ) -> None:
     release = threading.Event()
 
@@ -323,7 +405,7 @@ def test_follow_reads_the_running_turn_not_one_queued_after_it(
 
 
 def test_conversation_ids_that_differ_only_in_case_keep_their_own_histories(
-    server: LoopbackServer, launch: Callable[[], None]
+    server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
     durable = durable_chat(server)
     launch()
@@ -334,7 +416,7 @@ def test_conversation_ids_that_differ_only_in_case_keep_their_own_histories(
 
 
 def test_a_tools_current_display_shows_its_content_in_a_durable_turn(
-    server: LoopbackServer, launch: Callable[[], None], capsys: pytest.CaptureFixture[str]
+    server: LoopbackServer, launch: Callable[..., None], capsys: pytest.CaptureFixture[str]
 ) -> None:
     chat = make_chat(server)
 
@@ -353,7 +435,7 @@ def test_a_tools_current_display_shows_its_content_in_a_durable_turn(
 
 
 def test_two_calls_racing_on_one_conversation_each_stream_their_own_answer(
-    serve: Callable[..., LoopbackServer], launch: Callable[[], None]
+    serve: Callable[..., LoopbackServer], launch: Callable[..., None]
 ) -> None:
     def echo_back(body: dict[str, Any]) -> Reply:
         last = body["messages"][-1]["content"]
@@ -380,7 +462,7 @@ def test_two_calls_racing_on_one_conversation_each_stream_their_own_answer(
 
 
 def test_two_conversations_running_at_once_each_see_their_own_display(
-    serve: Callable[..., LoopbackServer], launch: Callable[[], None]
+    serve: Callable[..., LoopbackServer], launch: Callable[..., None]
 ) -> None:
     seen: dict[str, Any] = {}
     a_started, a_done = threading.Event(), threading.Event()
@@ -427,7 +509,7 @@ def test_two_conversations_running_at_once_each_see_their_own_display(
 
 @pytest.mark.parametrize("bad", [42, None, b"c-1"])
 def test_a_conversation_id_that_is_not_a_string_is_refused_naming_its_type(
-    server: LoopbackServer, launch: Callable[[], None], bad: Any
+    server: LoopbackServer, launch: Callable[..., None], bad: Any
 ) -> None:
     durable = durable_chat(server)
     launch()
@@ -440,7 +522,7 @@ def test_a_conversation_id_that_is_not_a_string_is_refused_naming_its_type(
 
 
 def test_a_durable_chat_created_after_launch_is_refused(
-    server: LoopbackServer, launch: Callable[[], None]
+    server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
     launch()
     with pytest.raises(DurableError, match=r"created after DBOS\.launch\(\)"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 import uuid
@@ -84,7 +85,7 @@ class DurableChat:
         publish: bool = True,
         poll_interval: float = 0.2,
     ) -> None:
-        from dbos import DBOS
+        from dbos import DBOS, WorkflowSerializationFormat
 
         self.name = check_name(name)
         if not isinstance(chat, Chat):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -119,7 +120,10 @@ class DurableChat:
                     f"a DurableChat named {name!r} exists already in this process: each "
                     "needs a name of its own (recovery finds a conversation's code by it)"
                 )
-            self._workflow = DBOS.workflow(name=workflow_name(name))(turn)
+            # Its inputs and output as JSON, not pickles: a row read back runs no code.
+            self._workflow = DBOS.workflow(
+                name=workflow_name(name), serialization_type=WorkflowSerializationFormat.PORTABLE
+            )(turn)
             _NAMES[name] = self
 
     def __repr__(self) -> str:
@@ -363,6 +367,12 @@ class DurableChat:
             "options": dict(options),
             "token": uuid.uuid4().hex,  # tells this call's turn from a racing one's
         }
+        try:
+            json.dumps(call["kwargs"])
+        except (TypeError, ValueError) as e:
+            raise TypeError(
+                f"the kwargs of a durable turn are recorded as JSON, and these are not: {e}"
+            ) from None
         return encode_prompt(args), call
 
     def _next_index(self, conversation_id: str) -> int:

@@ -68,11 +68,13 @@ class Recorder:
         """Write what was emitted since the last step to the turn's stream."""
         if not self._unpublished:
             return
-        from dbos import DBOS
+        from dbos import DBOS, WorkflowSerializationFormat
 
         items = [encode_item(item) for item in self._unpublished]
         self._unpublished = []
-        DBOS.write_stream(STREAM_KEY, items)
+        DBOS.write_stream(
+            STREAM_KEY, items, serialization_type=WorkflowSerializationFormat.PORTABLE
+        )
 
 
 class _Pump:

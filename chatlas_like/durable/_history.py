@@ -36,7 +36,7 @@ class TurnOutput:
     turns: dict[str, Any]
     last_sequence: int
     answer: str
-    error: bytes | None
+    error: dict[str, Any] | None
     token: str
 
     def as_data(self) -> dict[str, Any]:

@@ -59,7 +59,7 @@ def run_turn(
     turn_chat = _turn_chat(chat, name, conversation_id, recorded)
     history = turn_chat._history  # pyright: ignore[reportPrivateUsage]
     recorder = Recorder(caller.sink, publish=publish)
-    error: bytes | None = None
+    error: dict[str, Any] | None = None
     try:
         run, sender, prompt_turn = turn_chat._run(  # pyright: ignore[reportPrivateUsage]
             decode_prompt(prompt),
