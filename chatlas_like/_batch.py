@@ -41,7 +41,8 @@ from ._parallel import Prompt, prompt_turn_contents
 from ._persist.chat_file import write_atomic
 from ._run.retry import retry_delay
 from ._tools.structured import closed_schema, extract_value
-from .providers._base import BatchAnswer, Provider, RequestSpec
+from .providers._base import Provider
+from .providers._types import BatchAnswer, RequestSpec
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

@@ -50,7 +50,8 @@ from ._tools.runner import ToolContext
 from ._tools.structured import extract_value
 from ._tools.tool import Tool, ToolBuiltIn
 from ._tools.workers import WorkerPool
-from .providers._base import ModelInfo, Provider, RequestSpec
+from .providers._base import Provider
+from .providers._types import ModelInfo, RequestSpec
 
 if TYPE_CHECKING:
     from pathlib import Path

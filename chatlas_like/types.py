@@ -40,8 +40,8 @@ from ._core.tool_result import ContentToolResult, ContentToolResultProgress
 from ._core.turn import FinishReason, Tokens, Usage
 from ._observe.tokens import TokensDict, TokenUsage
 from .providers._anthropic.server_tools import ToolWebFetch, ToolWebSearch, UserLocation
-from .providers._base import FileMetadata, ModelInfo
 from .providers._prices import TokenPrice
+from .providers._types import FileMetadata, ModelInfo
 
 if TYPE_CHECKING:
     from ._parallel import StructuredChatResult

@@ -24,7 +24,8 @@ from .._tools.inline import InlineRound, runs_inline
 from .._tools.observer import QUIET, Observer
 from .._tools.runner import Delivery, Finished, ToolContext, ToolRound
 from .._tools.workers import background_loop, submit_to_background
-from ..providers._base import AsyncEventStream, EventStream, Provider
+from ..providers._base import Provider
+from ..providers._types import AsyncEventStream, EventStream
 from .limiter import Limiter
 from .loop import END, ModelCall, RunTools, _NextEvent, _NextResult
 from .retry import retry_delay

@@ -73,7 +73,8 @@ from .._tools.runner import (
     Stopped,
 )
 from .._tools.tool import Tool, ToolBuiltIn
-from ..providers._base import Provider, RequestSpec
+from ..providers._base import Provider
+from ..providers._types import RequestSpec
 from .echo import EchoSink
 from .options import ChatOptions
 from .tool_ids import UniqueIds

@@ -1,12 +1,13 @@
 """Model providers: the interface every provider implements, and Anthropic's behind it.
 
-A provider subclasses :class:`ProviderBase` (or implements :class:`Provider`), declares
-what it can do in :class:`Capabilities`, and is used as ``Chat(provider)``. See
+A provider subclasses :class:`Provider` (``ProviderBase`` is the same class), declares
+what the chat must know of it in :class:`Capabilities`, and is used as ``Chat(provider)``. See
 :class:`chatlas_like.testing.ScriptedProvider` for one written against this interface
 alone.
 """
 
-from ._base import (
+from ._base import Provider, ProviderBase
+from ._types import (
     Accumulator,
     AsyncEventStream,
     BatchAnswer,
@@ -16,8 +17,6 @@ from ._base import (
     FileMetadata,
     FileSource,
     ModelInfo,
-    Provider,
-    ProviderBase,
     RequestSpec,
     TokenPrice,
 )

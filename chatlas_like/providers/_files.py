@@ -17,7 +17,8 @@ import os
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from ._base import FileMetadata, FileSource, Provider
+from ._base import Provider
+from ._types import FileMetadata, FileSource
 
 if TYPE_CHECKING:
     from .._core.content import ContentUploaded
@@ -48,8 +49,7 @@ class FileManager:
         self._provider = provider
 
     def _files(self) -> Provider:
-        if not self._provider.capabilities.files:
-            raise NotImplementedError(f"the {self._provider.label} provider has no files API")
+        # A provider without a files API raises NotImplementedError from its methods.
         return self._provider
 
     def upload(

@@ -1,6 +1,6 @@
 """What models cost per token, for ``get_cost()``, ``turn.cost``, ``token_usage()`` and
-``list_models()``: each provider's table (Anthropic's in :mod:`._anthropic.prices`),
-and the prices a user set.
+``list_models()``: each provider's table (its class's ``prices``, found through the
+registry), and the prices a user set.
 
 Prices change without notice: treat every cost as an estimate, and give a model the
 table lacks (or a price that changed) with :func:`set_token_price`.
@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Mapping
 
-from ._anthropic.prices import ANTHROPIC_PRICES, PRICES_TAKEN
-from ._base import TokenPrice
+from ._anthropic.prices import PRICES_TAKEN
+from ._registry import provider_class
+from ._types import TokenPrice
 
 __all__ = [
     "PRICES_TAKEN",
@@ -28,8 +30,6 @@ __all__ = [
 ]
 
 
-# Each provider's own table, by provider name.
-_TABLES: dict[str, dict[str, TokenPrice]] = {"anthropic": ANTHROPIC_PRICES}
 _custom: dict[tuple[str, str], TokenPrice] = {}
 # Each model's price once looked up: a turn's cost is one dict read (set_token_price clears it).
 _resolved: dict[tuple[str, str], TokenPrice | None] = {}
@@ -78,9 +78,10 @@ def get_token_price(model: str, provider: str = "anthropic") -> TokenPrice | Non
         pass
     provider = provider.lower()
     undated = _DATED.sub("", model)
+    cls = provider_class(provider)
+    table: Mapping[str, TokenPrice] = cls.prices if cls is not None else {}
     with _lock:
         custom = _custom.get((provider, model)) or _custom.get((provider, undated))
-        table = _TABLES.get(provider, {})
         price = custom or table.get(model) or table.get(undated)
         _resolved[key] = price
     return price

@@ -1,38 +1,51 @@
-"""The providers a chat file may name, by ``provider.key``: rebuilt when a chat is loaded.
+"""The providers of this package, by ``provider.key``: one line each.
 
-Each is imported only when a file names it (the Anthropic provider's module loads no SDK
-until its first request). A new provider that chats may be saved with adds a line here.
+A chat file names its provider by key, and is rebuilt with the class found here; prices
+(``get_cost()``) and the SDK loggers (``CHATLAS_LOG``) are read from the same classes.
+Each module is imported only when something asks for it (a provider's module loads no
+SDK until its first request).
 """
 
 from __future__ import annotations
 
 import importlib
 
-from ._base import ProviderBase
+from ._base import Provider
 
-__all__ = ["saved_provider", "sdk_loggers"]
+__all__ = ["provider_class", "registered", "saved_provider", "sdk_loggers"]
 
-_SAVED: dict[str, tuple[str, str]] = {
-    "anthropic": ("chatlas_like.providers._anthropic.provider", "AnthropicProvider"),
+_PROVIDERS: dict[str, str] = {
+    "anthropic": "chatlas_like.providers._anthropic.provider:AnthropicProvider",
 }
 
 
-# The loggers of each provider's SDK and its HTTP client, which CHATLAS_LOG turns on (as
-# chatlas does: the request's method and URL, the response's status) and which are
-# redacted as ours are.
-_SDK_LOGGERS: dict[str, tuple[str, ...]] = {"anthropic": ("anthropic", "httpx2")}
+def registered() -> tuple[str, ...]:
+    """The keys of the registered providers."""
+    return tuple(_PROVIDERS)
+
+
+def provider_class(key: str) -> type[Provider] | None:
+    """The provider class registered under ``key`` (lower case), or None."""
+    where = _PROVIDERS.get(key)
+    if where is None:
+        return None
+    module, attribute = where.split(":")
+    found: type[Provider] = getattr(importlib.import_module(module), attribute)
+    return found
 
 
 def sdk_loggers() -> tuple[str, ...]:
-    """The names of the provider SDKs' top loggers (``anthropic``, ``httpx2``)."""
-    return tuple(name for names in _SDK_LOGGERS.values() for name in names)
+    """The names of the registered providers' SDK loggers (``anthropic``, ``httpx2``)."""
+    names: dict[str, None] = {}
+    for key in _PROVIDERS:
+        cls = provider_class(key)
+        names.update(dict.fromkeys(cls.sdk_loggers if cls is not None else ()))
+    return tuple(names)
 
 
-def saved_provider(name: object) -> type[ProviderBase] | None:
+def saved_provider(name: object) -> type[Provider] | None:
     """The provider class saved under ``name`` (its key, ``"anthropic"``, or its name,
     ``"Anthropic"``: compared in lower case), or None for a name none has."""
-    if not isinstance(name, str) or name.lower() not in _SAVED:
+    if not isinstance(name, str):
         return None
-    module, attribute = _SAVED[name.lower()]
-    found: type[ProviderBase] = getattr(importlib.import_module(module), attribute)
-    return found
+    return provider_class(name.lower())

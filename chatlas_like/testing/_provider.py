@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import AssistantTurn, Content, ContentText, ContentToolRequest, Turn
-from ..providers import Capabilities, ProviderBase, RequestSpec
+from ..providers import Capabilities, Provider, RequestSpec
 
 __all__ = ["ScriptedProvider", "ScriptedRequest"]
 
@@ -51,7 +51,7 @@ class ScriptedRequest:
     stream: bool
 
 
-class ScriptedProvider(ProviderBase):
+class ScriptedProvider(Provider):
     """A provider that answers from a script, in process: no HTTP, no SDK.
 
     Parameters

@@ -9,7 +9,7 @@ price prices them. Long-context and batch discounts are not modelled.
 
 from __future__ import annotations
 
-from .._base import TokenPrice
+from .._types import TokenPrice
 
 __all__ = ["ANTHROPIC_PRICES", "PRICES_TAKEN"]
 

@@ -47,18 +47,19 @@ from ..._core.errors import (
 from ..._core.redact import redact_loggers, remember_secret
 from ..._core.turn import Turn
 from ..._tools.structured import StructuredMode
-from .._base import (
+from .._base import Provider
+from .._prices import get_token_price
+from .._types import (
     BatchAnswer,
     BatchStatus,
     Capabilities,
     FileMetadata,
     FileSource,
     ModelInfo,
-    ProviderBase,
     RequestSpec,
+    TokenPrice,
 )
-from .._prices import get_token_price
-from .._registry import sdk_loggers
+from .prices import ANTHROPIC_PRICES
 from .wire import (
     PROVIDER_NAME,
     AnthropicAccumulator,
@@ -112,7 +113,7 @@ _STATUS_ERRORS: dict[int, type[ProviderError]] = {
 }
 
 
-class AnthropicProvider(ProviderBase):
+class AnthropicProvider(Provider):
     """Anthropic's Messages API through the official SDK.
 
     Parameters
@@ -144,15 +145,9 @@ class AnthropicProvider(ProviderBase):
 
     name = PROVIDER_NAME  # "Anthropic", as in chatlas; ``key`` is "anthropic"
     label = PROVIDER_NAME
-    capabilities = Capabilities(
-        list_models=True,
-        count_tokens=True,
-        files=True,
-        batches=True,
-        thinking=True,
-        paused_finish_reasons=frozenset({"pause_turn"}),
-        server_tools=frozenset({"web_search", "web_fetch"}),
-    )
+    capabilities = Capabilities(batches=True, paused_finish_reasons=frozenset({"pause_turn"}))
+    prices: ClassVar[Mapping[str, TokenPrice]] = ANTHROPIC_PRICES
+    sdk_loggers: ClassVar[tuple[str, ...]] = ("anthropic", "httpx2")
     saved_fields: ClassVar[Mapping[str, str]] = {
         "model": "str",
         "max_tokens": "int",
@@ -476,7 +471,7 @@ class AnthropicProvider(ProviderBase):
         # The SDK is loaded: its loggers (and its HTTP client's) redact as ours do, the
         # key included, whoever handles their records.
         remember_secret(api_key)
-        redact_loggers((*sdk_loggers(), "httpcore2"))
+        redact_loggers((*self.sdk_loggers, "httpcore2"))
         args: dict[str, Any] = {"api_key": api_key, "max_retries": 0, **kwargs}
         if self.base_url is not None:
             args["base_url"] = self.base_url

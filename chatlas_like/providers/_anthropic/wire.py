@@ -59,8 +59,8 @@ from ..._tools.structured import (
     supports_structured_outputs,
 )
 from ..._tools.tool import Tool, ToolBuiltIn
-from .._base import RequestSpec
 from .._prices import token_cost
+from .._types import RequestSpec
 
 __all__ = [
     "MAX_SENT_TEXT_BYTES",
