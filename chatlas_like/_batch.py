@@ -40,7 +40,7 @@ from ._display.progress import ProgressReporter, progress_reporter
 from ._parallel import Prompt, prompt_turn_contents
 from ._persist.chat_file import write_atomic
 from ._run.retry import retry_delay
-from ._tools.structured import closed_schema, extract_value
+from ._tools.structured import extract_value, model_schema
 from .providers._base import Provider
 from .providers._types import BatchAnswer, RequestSpec
 
@@ -216,9 +216,7 @@ class _BatchJob:
             # Without the data model, which has a fingerprint of its own: a structured
             # job's file is then found by batch_chat_completed(), which has no model.
             "requests": _digest([self._params(provider, t, plain) for t in self.user_turns]),
-            "data_model": None
-            if data_model is None
-            else _digest(closed_schema(data_model, open_allowed=True)),
+            "data_model": None if data_model is None else _digest(model_schema(data_model)),
         }
         self.batch: dict[str, Any] | None = None
         self.submitted_at: float | None = None  # time.time(): elapsed time across processes

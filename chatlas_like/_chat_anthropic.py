@@ -10,13 +10,13 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ._chat import Chat
-from ._tools.structured import StructuredMode
 from .providers._anthropic.provider import (
     DEFAULT_MODEL,
     AnthropicProvider,
     CacheTTL,
     ReasoningEffort,
 )
+from .providers._anthropic.schema import StructuredMode
 
 if TYPE_CHECKING:
     from ._store import ToolResultStore

@@ -21,7 +21,7 @@ from chatlas_like import (
 )
 from chatlas_like._batch import _BatchJob  # pyright: ignore[reportPrivateUsage]
 from chatlas_like._persist import chat_file as _persist
-from chatlas_like._tools.structured import STRUCTURED_TOOL
+from chatlas_like.providers._anthropic.schema import STRUCTURED_TOOL
 from chatlas_like.testing import LoopbackServer, Reply
 
 from .batch_job import CAPITALS, PROMPTS, job_chat

@@ -24,7 +24,7 @@ from chatlas_like import (
 )
 from chatlas_like._parallel import BatchLimiter
 from chatlas_like._run.limiter import Limiter
-from chatlas_like._tools.structured import STRUCTURED_TOOL
+from chatlas_like.providers._anthropic.schema import STRUCTURED_TOOL
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat

@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 
 from chatlas_like import ContentJson, to_json
-from chatlas_like._tools.structured import closed_schema, supports_structured_outputs
+from chatlas_like.providers._anthropic.schema import closed_schema, supports_structured_outputs
 from chatlas_like.testing import Reply
 
 from .conftest import make_chat
@@ -209,7 +209,7 @@ def test_an_untyped_mapping_field_is_refused_too() -> None:
 
     from pydantic import BaseModel
 
-    from chatlas_like._tools.structured import closed_schema
+    from chatlas_like.providers._anthropic.schema import closed_schema
 
     class Settings(BaseModel):
         options: dict[str, AnyValue]

@@ -137,9 +137,9 @@ class Turn:
     """
 
     __slots__ = (
+        "__weakref__",  # a provider caches a turn's translation by the turn's identity
         "_completion",
         "_completion_factory",
-        "_wire",
         "completion_data",
         "contents",
         "cost",
@@ -180,7 +180,6 @@ class Turn:
         self.completion_data: dict[str, Any] | None = None
         self._completion = completion
         self._completion_factory: Callable[[Turn], Any] | None = None
-        self._wire: dict[str, Any] | None = None
 
     @property
     def completion(self) -> Any:
@@ -311,7 +310,6 @@ class Turn:
         import copy
 
         new = copy.deepcopy(self) if deep else copy.copy(self)
-        new._wire = None
         for name, value in (update or {}).items():
             if name == "role" and value != self.role:
                 raise ValueError(f"a {type(self).__name__} keeps its role ({self.role!r})")
@@ -323,7 +321,8 @@ class Turn:
     def __copy__(self) -> Self:
         new = type(self).__new__(type(self))
         for name in Turn.__slots__:
-            setattr(new, name, getattr(self, name))
+            if name != "__weakref__":
+                setattr(new, name, getattr(self, name))
         new.contents = list(self.contents)
         return new
 

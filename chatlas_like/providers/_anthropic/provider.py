@@ -46,7 +46,6 @@ from ..._core.errors import (
 )
 from ..._core.redact import redact_loggers, remember_secret
 from ..._core.turn import Turn
-from ..._tools.structured import StructuredMode
 from .._base import Provider
 from .._prices import get_token_price
 from .._types import (
@@ -60,6 +59,7 @@ from .._types import (
     TokenPrice,
 )
 from .prices import ANTHROPIC_PRICES
+from .schema import StructuredMode
 from .wire import (
     PROVIDER_NAME,
     AnthropicAccumulator,

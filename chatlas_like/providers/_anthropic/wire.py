@@ -17,6 +17,7 @@ one path.
 from __future__ import annotations
 
 import base64
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -52,15 +53,15 @@ from ..._core.errors import (
 from ..._core.tool_result import ContentToolResult
 from ..._core.turn import AssistantTurn, Turn, Usage
 from ..._core.utf8 import cut_to_bytes, utf8_length
-from ..._tools.structured import (
+from ..._tools.tool import Tool, ToolBuiltIn
+from .._prices import token_cost
+from .._types import RequestSpec
+from .schema import (
     STRUCTURED_TOOL,
     allows_extra_keys,
     closed_schema,
     supports_structured_outputs,
 )
-from ..._tools.tool import Tool, ToolBuiltIn
-from .._prices import token_cost
-from .._types import RequestSpec
 
 __all__ = [
     "MAX_SENT_TEXT_BYTES",
@@ -254,17 +255,24 @@ def _add_messages(messages: list[dict[str, Any]], turns: Sequence[Turn]) -> None
             messages.append(message)
 
 
+# Each turn's message, by the turn's identity: a turn is a value, so its translation
+# never changes, and a long chat translates each turn once. (Turns compare by value and
+# are unhashable, so not a WeakKeyDictionary; an entry goes when its turn does.)
+_MESSAGES: dict[int, tuple[weakref.ref[Turn], dict[str, Any]]] = {}
+
+
 def _turn_message(turn: Turn) -> dict[str, Any]:
-    cached = turn._wire  # a turn is a value: its translation never changes
-    if cached is not None:
-        return cached
+    key = id(turn)
+    cached = _MESSAGES.get(key)
+    if cached is not None and cached[0]() is turn:
+        return cached[1]
     blocks = [b for b in (content_block(c) for c in turn.contents) if b is not None]
     if turn.role == "user":
         blocks = _tool_results_first(blocks)
     else:
         blocks = [_sized_text(b) for b in blocks]
     message = {"role": turn.role, "content": blocks}
-    turn._wire = message
+    _MESSAGES[key] = (weakref.ref(turn, lambda _, key=key: _MESSAGES.pop(key, None)), message)
     return message
 
 
