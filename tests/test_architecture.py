@@ -327,3 +327,19 @@ def test_no_method_of_chat_holds_over_40_lines_of_code() -> None:
         if body and (body[-1].end_lineno or 0) - body[0].lineno + 1 > 40:
             long.append(method.name)
     assert not long, long
+
+
+def test_tests_are_laid_out_in_the_package_wings() -> None:
+    # tests/ mirrors the package, a folder per layer (CONTRIBUTING.md, "Where a test
+    # goes"); its root keeps the tests of the whole project. A test module outside a
+    # package would be imported by its bare name: its relative imports would fail, and
+    # two wings could not hold modules of the same name.
+    tests = Path(__file__).resolve().parent
+    root = sorted(p.name for p in tests.glob("test_*.py"))
+    assert len(root) <= 10, root
+    for folder in (p for p in tests.rglob("*") if p.is_dir() and p.name != "__pycache__"):
+        modules = list(folder.glob("test_*.py"))
+        name = folder.relative_to(tests).as_posix()
+        assert len(modules) <= 25, (name, len(modules))
+        if modules:
+            assert (folder / "__init__.py").is_file(), f"tests/{name} has no __init__.py"

@@ -1,0 +1,1 @@
+"""Tests of chatlas_like/_cli: the console chat."""

@@ -1,0 +1,1 @@
+"""The hostile-input battery: one module per defence (SECURITY.md names each)."""

@@ -1,0 +1,1 @@
+"""Tests of chatlas_like/_observe: logging and OpenTelemetry."""

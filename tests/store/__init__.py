@@ -1,0 +1,1 @@
+"""Tests of chatlas_like/_store: tool-result stores, batches, the read API."""

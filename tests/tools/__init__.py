@@ -1,0 +1,1 @@
+"""Tests of chatlas_like/_tools: tools from functions, their definitions, structured output."""
