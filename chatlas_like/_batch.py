@@ -39,6 +39,7 @@ from ._core.turn import AssistantTurn, Turn, UserTurn
 from ._display.progress import ProgressReporter, progress_reporter
 from ._parallel import Prompt, prompt_turn_contents
 from ._persist.chat_file import write_atomic
+from ._run.drive import with_downloads
 from ._run.retry import retry_delay
 from ._tools.structured import extract_value, model_schema
 from .providers._base import Provider
@@ -226,7 +227,8 @@ class _BatchJob:
     def _params(
         self, provider: Provider, turn: UserTurn, spec: RequestSpec | None = None
     ) -> dict[str, Any]:
-        body = provider.build_request([*self.turns, turn], spec or self.spec)
+        turns = [*self.turns, turn]
+        body = provider.build_request(turns, with_downloads(provider, turns, spec or self.spec))
         body.pop("stream", None)  # a batch request is never streamed
         return body
 

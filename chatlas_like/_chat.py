@@ -36,7 +36,7 @@ from ._observe.tokens import (
     usage_of,
 )
 from ._run.context import ContextView
-from ._run.drive import Sender, drive, drive_async
+from ._run.drive import Sender, drive, drive_async, with_downloads
 from ._run.echo import EchoSink
 from ._run.expansion import apply_expansions
 from ._run.limiter import Limiter
@@ -347,7 +347,7 @@ class Chat:
             stream=False,
             data_model=data_model,
         )
-        body = self.provider.build_request(turns, spec)
+        body = self.provider.build_request(turns, with_downloads(self.provider, turns, spec))
         return self.provider.count_tokens(body)
 
     async def token_count_async(

@@ -33,6 +33,7 @@ import io
 import itertools
 import re
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal, cast
 from urllib.parse import urlparse
@@ -386,6 +387,12 @@ def fetch_document(url: str) -> bytes:
             "allow_private=True for an address on your own network), then send again"
         )
     return _fetched(url, allow_private)
+
+
+def fetch_documents(urls: Iterable[str]) -> dict[str, bytes]:
+    """The bytes of each URL (see :func:`fetch_document`), by URL: what a driver sends
+    back for the turn loop's ``Download`` step."""
+    return {url: fetch_document(url) for url in dict.fromkeys(urls)}
 
 
 @functools.lru_cache(maxsize=DOCUMENT_CACHE_SIZE)

@@ -15,22 +15,32 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import time
-from collections.abc import AsyncIterator, Generator, Iterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Generator, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .._core.content_files import fetch_documents
 from .._core.errors import RateLimitError
+from .._core.turn import Turn
 from .._tools.inline import InlineRound, runs_inline
 from .._tools.observer import QUIET, Observer
 from .._tools.runner import Delivery, Finished, ToolContext, ToolRound
 from .._tools.workers import background_loop, submit_to_background
 from ..providers._base import Provider
-from ..providers._types import AsyncEventStream, EventStream
+from ..providers._types import AsyncEventStream, EventStream, RequestSpec
 from .limiter import Limiter
-from .loop import END, ModelCall, RunTools, _NextEvent, _NextResult
+from .loop import END, Download, ModelCall, NextEvent, NextResult, RunTools
 from .retry import retry_delay
 
-__all__ = ["Sender", "drive", "drive_async"]
+__all__ = [
+    "Sender",
+    "drive",
+    "drive_async",
+    "fetch_documents",
+    "open_response",
+    "open_response_async",
+    "with_downloads",
+]
 
 _POLL_SECONDS = 0.1
 
@@ -63,17 +73,19 @@ def drive(loop: Generator[Any, Any, None], sender: Sender) -> Iterator[Any]:
                 return
             reply = error = None
             try:
-                if type(step) is _NextEvent:
+                if type(step) is NextEvent:
                     assert events is not None
                     reply = next(events, END)
-                elif type(step) is _NextResult:
+                elif type(step) is NextResult:
                     assert tools is not None
                     reply = _next_blocking(tools)
                 elif type(step) is ModelCall:
                     if events is not None:
                         events.close()
                     events = None
-                    events = _open(sender, step.body)
+                    events = open_response(sender, step.body)
+                elif type(step) is Download:
+                    reply = fetch_documents(step.urls)
                 elif type(step) is RunTools:
                     ctx = sender.tools
                     inline = runs_inline(step.requests, ctx)
@@ -109,17 +121,20 @@ async def drive_async(loop: Generator[Any, Any, None], sender: Sender) -> AsyncI
                 return
             reply = error = None
             try:
-                if type(step) is _NextEvent:
+                if type(step) is NextEvent:
                     assert events is not None
                     reply = await anext(events, END)
-                elif type(step) is _NextResult:
+                elif type(step) is NextResult:
                     assert tools is not None
                     reply = await tools.next()
                 elif type(step) is ModelCall:
                     if events is not None:
                         await events.aclose()
                     events = None
-                    events = await _open_async(sender, step.body)
+                    events = await open_response_async(sender, step.body)
+                elif type(step) is Download:
+                    # A download takes the network's time: never on the event loop.
+                    reply = await asyncio.to_thread(fetch_documents, step.urls)
                 elif type(step) is RunTools:
                     reply = tools = ToolRound(step.requests, sender.tools)
                 else:
@@ -161,7 +176,8 @@ def _send_or_finished(loop: Generator[Any, Any, None], reply: Any) -> Any:
         return _FINISHED
 
 
-def _open(sender: Sender, body: dict[str, Any]) -> EventStream:
+def open_response(sender: Sender, body: dict[str, Any]) -> EventStream:
+    """Send ``body`` (through the limiter, with retries); the response's events."""
     sender.observer.request(body)
     attempt = 0
     while True:
@@ -178,7 +194,8 @@ def _open(sender: Sender, body: dict[str, Any]) -> EventStream:
         attempt += 1
 
 
-async def _open_async(sender: Sender, body: dict[str, Any]) -> AsyncEventStream:
+async def open_response_async(sender: Sender, body: dict[str, Any]) -> AsyncEventStream:
+    """:func:`open_response` with ``await``."""
     sender.observer.request(body)
     attempt = 0
     while True:
@@ -193,6 +210,13 @@ async def _open_async(sender: Sender, body: dict[str, Any]) -> AsyncEventStream:
         if delay > 0:
             await asyncio.sleep(delay)
         attempt += 1
+
+
+def with_downloads(provider: Provider, turns: Sequence[Turn], spec: RequestSpec) -> RequestSpec:
+    """``spec`` with the bytes ``provider`` needs to build a request for ``turns``,
+    fetched now (for requests built outside the turn loop: token counts, batches)."""
+    urls = provider.downloads(turns)
+    return replace(spec, downloads=fetch_documents(urls)) if urls else spec
 
 
 def _retry(sender: Sender, attempt: int, error: Exception) -> float:

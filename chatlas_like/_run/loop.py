@@ -6,6 +6,7 @@ flows):
 =================  =========================================  ===========================
 step               the driver performs                        and sends back
 =================  =========================================  ===========================
+``Download``       fetches ``urls`` (off the event loop)      their bytes, by URL
 ``ModelCall``      opens the response for ``body``            None
 ``NEXT_EVENT``     reads the next provider event              the event, or ``END``
 ``RunTools``       starts a round of the tool requests        the round (``stop()``)
@@ -79,7 +80,18 @@ from .echo import EchoSink
 from .options import ChatOptions
 from .tool_ids import UniqueIds
 
-__all__ = ["END", "NEXT_EVENT", "NEXT_RESULT", "ModelCall", "Run", "RunTools", "turn_loop"]
+__all__ = [
+    "END",
+    "NEXT_EVENT",
+    "NEXT_RESULT",
+    "Download",
+    "ModelCall",
+    "NextEvent",
+    "NextResult",
+    "Run",
+    "RunTools",
+    "turn_loop",
+]
 
 TURN_SEPARATOR = "\n\n"
 CUT_OFF = "The response was cut off before this call was complete; send the call again."
@@ -92,13 +104,23 @@ RAN_UNRECORDED = (
 
 
 @dataclass(frozen=True, slots=True)
+class Download:
+    """Fetch these URLs (``Provider.downloads()`` named them); send back their bytes
+    by URL."""
+
+    urls: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ModelCall:
     """Send ``body`` to the model."""
 
     body: dict[str, Any]
 
 
-class _NextEvent:
+class NextEvent:
+    """The type of ``NEXT_EVENT``: read the response's next event."""
+
     __slots__ = ()
 
     def __repr__(self) -> str:
@@ -112,16 +134,18 @@ class _End:
         return "END"
 
 
-class _NextResult:
+class NextResult:
+    """The type of ``NEXT_RESULT``: wait for the tool round's next delivery."""
+
     __slots__ = ()
 
     def __repr__(self) -> str:
         return "NEXT_RESULT"
 
 
-NEXT_EVENT: Any = _NextEvent()
+NEXT_EVENT: Any = NextEvent()
 END: Any = _End()
-NEXT_RESULT: Any = _NextResult()
+NEXT_RESULT: Any = NextResult()
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +217,12 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
                     if run.yield_content:
                         yield inserted
             try:
-                body = run.provider.build_request(run.view(history.turns), run.spec)
+                turns = run.view(history.turns)
+                spec = run.spec
+                urls = run.provider.downloads(turns)
+                if urls:
+                    spec = replace(spec, downloads=(yield Download(tuple(urls))))
+                body = run.provider.build_request(turns, spec)
             except Exception:
                 if first_call and prompt is not None:
                     history.remove(prompt, token)  # nothing was sent: leave no orphan prompt

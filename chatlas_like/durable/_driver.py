@@ -8,6 +8,8 @@ the loop's steps (:mod:`chatlas_like._run.loop`) inside a DBOS workflow:
   with the error that ended the response, if any. Replayed, the recorded events are
   fed instead, and the same error thrown: the loop makes the same turn either way. A
   request in flight at a crash has no record, so it is sent again (it changes nothing).
+* ``Download``: one step, its documents' bytes recorded, so a replay builds the same
+  request without fetching again.
 * ``RunTools`` / ``NEXT_RESULT``: a :class:`~chatlas_like.durable._round.DurableRound`,
   one step per call start and per call result.
 
@@ -19,12 +21,13 @@ stream holds only what a replay emits again, in the same places.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Generator
 from typing import Any
 
 from .._core.tool_result import ContentToolResultProgress
-from .._run.drive import Sender, _open  # pyright: ignore[reportPrivateUsage]
-from .._run.loop import END, ModelCall, RunTools, _NextEvent, _NextResult
+from .._run.drive import Sender, fetch_documents, open_response
+from .._run.loop import END, Download, ModelCall, NextEvent, NextResult, RunTools
 from ._codec import decode_error, encode_error, encode_item
 from ._round import DurableRound
 
@@ -99,7 +102,7 @@ class _Pump:
         return self._past_items(step)
 
     def _past_items(self, step: Any) -> Any:
-        while type(step) not in (ModelCall, RunTools, _NextEvent, _NextResult):
+        while type(step) not in (Download, ModelCall, RunTools, NextEvent, NextResult):
             self._recorder.emit(step)
             try:
                 step = self._loop.send(None)
@@ -119,6 +122,8 @@ def drive_durable(
         while step is not _DONE:
             if type(step) is ModelCall:
                 step = _model_call(pump, sender, recorder, step.body)
+            elif type(step) is Download:
+                step = _download(pump, recorder, step.urls)
             elif type(step) is RunTools:
                 round_ = DurableRound(
                     step.requests,
@@ -128,7 +133,7 @@ def drive_durable(
                     where=where,
                 )
                 step = pump.send(round_)
-            elif type(step) is _NextResult:
+            elif type(step) is NextResult:
                 assert round_ is not None
                 try:
                     delivery = round_.next()
@@ -143,6 +148,23 @@ def drive_durable(
     recorder.flush()
 
 
+def _download(pump: _Pump, recorder: Recorder, urls: tuple[str, ...]) -> Any:
+    """The documents' bytes, fetched once and recorded (as base64 text: steps are JSON)."""
+
+    def live() -> dict[str, Any]:
+        try:
+            fetched = fetch_documents(urls)
+        except Exception as e:
+            return {"documents": None, "error": encode_error(e)}
+        documents = {url: base64.b64encode(data).decode() for url, data in fetched.items()}
+        return {"documents": documents, "error": None}
+
+    record = recorder.step("download", live)
+    if record["error"] is not None:
+        return pump.throw(decode_error(record["error"]))
+    return pump.send({url: base64.b64decode(text) for url, text in record["documents"].items()})
+
+
 def _model_call(pump: _Pump, sender: Sender, recorder: Recorder, body: dict[str, Any]) -> Any:
     step = pump.send(None)  # the loop now waits for the response's first event
     fed = 0
@@ -151,7 +173,7 @@ def _model_call(pump: _Pump, sender: Sender, recorder: Recorder, body: dict[str,
         nonlocal step, fed
         events: list[dict[str, Any]] = []
         try:
-            stream = _open(sender, body)
+            stream = open_response(sender, body)
         except Exception as e:
             return {"events": events, "error": encode_error(e)}
         try:

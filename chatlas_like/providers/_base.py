@@ -127,11 +127,6 @@ class Provider(ABC):
         so a Ctrl-C never lands inside an import)."""
         return None
 
-    async def warm_up_async(self) -> None:
-        """:meth:`warm_up` without blocking the running event loop (an SDK import can take
-        seconds): ``chat_async`` awaits it before its first request."""
-        return None
-
     def close(self) -> None:
         """Release pooled connections."""
         return None

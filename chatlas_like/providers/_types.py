@@ -8,7 +8,7 @@ itself is :class:`~chatlas_like.providers.Provider` (``_base.py``).
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -38,7 +38,8 @@ class RequestSpec:
     """Everything a request needs besides the turns.
 
     ``data_model`` (a pydantic model class) asks for the answer as structured data
-    in that model's shape.
+    in that model's shape. ``downloads`` holds the bytes of the URLs the provider's
+    ``downloads()`` named, so that building the request does no I/O.
     """
 
     system_prompt: str | None = None
@@ -47,6 +48,8 @@ class RequestSpec:
     params: dict[str, Any] = field(default_factory=lambda: {})
     kwargs: dict[str, Any] = field(default_factory=lambda: {})
     data_model: type[Any] | None = None
+    # The bytes of what ``Provider.downloads()`` named, by URL, fetched by the driver.
+    downloads: Mapping[str, bytes] = field(default_factory=lambda: {})
 
 
 class ModelInfo(TypedDict, total=False):

@@ -357,6 +357,51 @@ def test_with_dbos_json_serializer_no_row_of_a_turn_is_a_pickle(
     assert len(steps) >= 4 and {s for (s,) in steps} == {"portable_json"}
 
 
+def test_a_document_by_url_is_downloaded_in_a_recorded_step_and_sent_as_text(
+    serve: Callable[..., LoopbackServer], launch: Callable[..., None], tmp_path: Path
+) -> None:
+    from chatlas_like import content_document_url
+
+    document = tmp_path / "report.csv"
+    document.write_bytes(b"region,q3\nMidwest,264\n")
+    server = serve(lambda body: Reply.text("Midwest: 264."))
+    durable = DurableChat(make_chat(server), name=unique())
+    launch()
+    with LocalFiles(tmp_path) as url:
+        doc = content_document_url(f"{url}/report.csv", allow_private=True)
+        durable.chat("Summarise this.", doc, conversation_id="c-1", echo="none")
+    sent = server.message_requests()[-1]["messages"][-1]["content"]
+    assert [b["source"]["data"] for b in sent if b["type"] == "document"] == [
+        "region,q3\nMidwest,264\n"
+    ]
+    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
+        steps = [name for (name,) in db.execute("SELECT function_name FROM operation_outputs")]
+    assert steps.index("download") < steps.index("model")
+
+
+class LocalFiles:
+    """A folder served on 127.0.0.1 for the length of a ``with``; its base URL."""
+
+    def __init__(self, folder: Path) -> None:
+        import functools
+        from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+        class Quiet(SimpleHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        handler = functools.partial(Quiet, directory=str(folder))
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+
+    def __enter__(self) -> str:
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
 def test_a_kwargs_value_that_is_not_json_is_refused_before_the_turn_starts(
     server: LoopbackServer, launch: Callable[..., None]
 ) -> None:

@@ -66,6 +66,7 @@ from .wire import (
     MessageCache,
     SSEDecoder,
     build_request,
+    document_urls,
     message_data,
     message_events,
     parse_sse,
@@ -267,6 +268,10 @@ class AnthropicProvider(Provider):
     def warm_up(self) -> None:
         self._sync_client()
 
+    def downloads(self, turns: Sequence[Turn]) -> list[str]:
+        """The text documents given by URL: Anthropic fetches only PDFs itself."""
+        return document_urls(turns)
+
     def context_window(self) -> int | None:
         """200,000 tokens: every current Claude model's standard window."""
         return CONTEXT_WINDOW
@@ -449,13 +454,24 @@ class AnthropicProvider(Provider):
         loop = asyncio.get_running_loop()
         entry = self._async_clients.get(loop)
         if entry is None:
-            import anthropic
-
-            client = anthropic.AsyncAnthropic(**self._client_args(self._async_kwargs))
+            # The first import of the SDK takes seconds: in a worker thread, so every
+            # other coroutine of the loop (a Shiny app's) goes on meanwhile.
+            client = await asyncio.to_thread(self._new_async_client)
+            raced = self._async_clients.get(loop)
+            if raced is not None:  # another call of this loop made one meanwhile
+                await client.close()
+                return raced[0]
             closer = _close_with_loop(client)
             await anext(closer)
             entry = self._async_clients[loop] = (client, closer)
         return entry[0]
+
+    def _new_async_client(self) -> Any:
+        import anthropic
+
+        client = anthropic.AsyncAnthropic(**self._client_args(self._async_kwargs))
+        _create_parameters()  # reads the SDK's signature once, here too
+        return client
 
     def _client_args(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import base64
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -72,6 +73,7 @@ __all__ = [
     "SSEDecoder",
     "build_request",
     "content_block",
+    "document_urls",
     "finish_reason",
     "message_data",
     "message_events",
@@ -81,6 +83,9 @@ __all__ = [
 
 PROVIDER_NAME = "Anthropic"  # chatlas's name of the provider
 PROVIDER_KEY = PROVIDER_NAME.lower()  # its key (ProviderBase.key): prices, uploads, files
+# The bytes of documents fetched by the driver, by URL (RequestSpec.downloads).
+Downloads = Mapping[str, bytes]
+NO_DOWNLOADS: Downloads = MappingProxyType({})
 # A model's answer of up to 128k tokens is well under this; only a runaway one is cut.
 MAX_SENT_TEXT_BYTES = 2_000_000
 _CACHE_TTLS = ("5m", "1h")
@@ -126,7 +131,12 @@ def build_request(
     (``output_config.format``) or, for models without them or with
     ``structured="tool"``, by a forced tool.
     """
-    messages = message_cache.messages(turns) if message_cache is not None else _messages(turns)
+    downloads = spec.downloads
+    messages = (
+        message_cache.messages(turns, downloads)
+        if message_cache is not None
+        else _messages(turns, downloads)
+    )
     cache_control = {"type": "ephemeral", "ttl": cache} if cache in _CACHE_TTLS else None
     if cache_control is not None:
         _place_breakpoints(messages, cache_control)
@@ -219,31 +229,35 @@ class MessageCache:
     def __init__(self) -> None:
         self._state: tuple[list[Turn], list[dict[str, Any]]] = ([], [])
 
-    def messages(self, turns: Sequence[Turn]) -> list[dict[str, Any]]:
+    def messages(
+        self, turns: Sequence[Turn], downloads: Downloads = NO_DOWNLOADS
+    ) -> list[dict[str, Any]]:
         done, known = self._state
         k = len(done)
         # Identity, not equality: a view's copy of a turn (results elided) compares
         # equal to the turn it replaces, and must be translated anew.
         if k and len(turns) >= k and all(a is b for a, b in zip(turns[:k], done, strict=True)):
             messages = list(known)
-            _add_messages(messages, turns[k:])
+            _add_messages(messages, turns[k:], downloads)
         else:
-            messages = _messages(turns)
+            messages = _messages(turns, downloads)
         self._state = (list(turns), list(messages))
         return messages
 
 
-def _messages(turns: Sequence[Turn]) -> list[dict[str, Any]]:
+def _messages(turns: Sequence[Turn], downloads: Downloads) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
-    _add_messages(messages, turns)
+    _add_messages(messages, turns, downloads)
     return messages
 
 
-def _add_messages(messages: list[dict[str, Any]], turns: Sequence[Turn]) -> None:
+def _add_messages(
+    messages: list[dict[str, Any]], turns: Sequence[Turn], downloads: Downloads
+) -> None:
     for turn in turns:
         if turn.role == "system":
             continue
-        message = _turn_message(turn)
+        message = _turn_message(turn, downloads)
         if not message["content"]:
             continue
         if messages and messages[-1]["role"] == message["role"]:
@@ -261,12 +275,12 @@ def _add_messages(messages: list[dict[str, Any]], turns: Sequence[Turn]) -> None
 _MESSAGES: dict[int, tuple[weakref.ref[Turn], dict[str, Any]]] = {}
 
 
-def _turn_message(turn: Turn) -> dict[str, Any]:
+def _turn_message(turn: Turn, downloads: Downloads) -> dict[str, Any]:
     key = id(turn)
     cached = _MESSAGES.get(key)
     if cached is not None and cached[0]() is turn:
         return cached[1]
-    blocks = [b for b in (content_block(c) for c in turn.contents) if b is not None]
+    blocks = [b for b in (content_block(c, downloads) for c in turn.contents) if b is not None]
     if turn.role == "user":
         blocks = _tool_results_first(blocks)
     else:
@@ -274,6 +288,30 @@ def _turn_message(turn: Turn) -> dict[str, Any]:
     message = {"role": turn.role, "content": blocks}
     _MESSAGES[key] = (weakref.ref(turn, lambda _, key=key: _MESSAGES.pop(key, None)), message)
     return message
+
+
+def document_urls(turns: Sequence[Turn]) -> list[str]:
+    """The URLs of the text documents in ``turns`` that must be fetched to send them
+    (Anthropic fetches only PDFs itself); none for a turn already translated."""
+    urls: list[str] = []
+    for turn in turns:
+        cached = _MESSAGES.get(id(turn))
+        if turn.role == "system" or (cached is not None and cached[0]() is turn):
+            continue
+        for content in turn.contents:
+            items: list[Any] = [content]
+            if isinstance(content, ContentToolResult):
+                value = content.get_model_value()
+                items = value if isinstance(value, list) else [value]  # pyright: ignore[reportUnknownVariableType]
+            urls.extend(
+                str(item.url)
+                for item in items
+                if isinstance(item, ContentDocument)
+                and item.data is None
+                and item.url
+                and is_text_document(item.mime_type)
+            )
+    return urls
 
 
 def _sized_text(block: dict[str, Any]) -> dict[str, Any]:
@@ -322,8 +360,11 @@ def _with_cache_control(message: dict[str, Any], cache_control: dict[str, Any]) 
     return {"role": message["role"], "content": blocks}
 
 
-def content_block(content: Content) -> dict[str, Any] | None:
-    """One content object as an API block; None for content the API cannot take."""
+def content_block(content: Content, downloads: Downloads = NO_DOWNLOADS) -> dict[str, Any] | None:
+    """One content object as an API block; None for content the API cannot take.
+
+    A text document given by URL is sent as its text, from ``downloads`` (fetched by
+    the driver: see :func:`document_urls`)."""
     kind = type(content)
     if kind is ContentText:
         assert isinstance(content, ContentText)
@@ -334,7 +375,7 @@ def content_block(content: Content) -> dict[str, Any] | None:
             block.update(content.extra)
         return block
     if isinstance(content, ContentToolResult):  # subclasses too (custom displays)
-        return _tool_result_block(content)
+        return _tool_result_block(content, downloads)
     if kind is ContentToolRequest:
         assert isinstance(content, ContentToolRequest)
         arguments: Any = content.arguments
@@ -350,10 +391,10 @@ def content_block(content: Content) -> dict[str, Any] | None:
         return None  # thinking cut off before its signature cannot be sent back
     if isinstance(content, (ContentThinkingDelta, ContentCitation)):
         return None  # views of a stream, never content of a message
-    return _media_block(content)
+    return _media_block(content, downloads)
 
 
-def _media_block(content: Content) -> dict[str, Any] | None:
+def _media_block(content: Content, downloads: Downloads) -> dict[str, Any] | None:
     if isinstance(content, ContentImageInline):
         if content.image_content_type not in _IMAGE_TYPES:
             raise ValueError(
@@ -381,7 +422,7 @@ def _media_block(content: Content) -> dict[str, Any] | None:
             source = {"type": "url", "url": content.url}
         return {"type": "document", "source": source}
     if isinstance(content, ContentDocument):
-        return _document_block(content)
+        return _document_block(content, downloads)
     if isinstance(content, ContentUploaded):
         return _uploaded_block(content)
     if isinstance(content, ContentJson):
@@ -389,17 +430,20 @@ def _media_block(content: Content) -> dict[str, Any] | None:
     return {"type": "text", "text": str(content)} if str(content).strip() else None
 
 
-def _document_block(content: ContentDocument) -> dict[str, Any]:
+def _document_block(content: ContentDocument, downloads: Downloads) -> dict[str, Any]:
     if not is_text_document(content.mime_type):
         raise ValueError(
             f"Anthropic takes documents as plain text or PDF, not {content.mime_type} "
             f"({content.filename}): convert it to text, or use content_pdf_file() for a PDF"
         )
     data = content.data
-    if data is None:  # Anthropic fetches only PDFs by URL: the document is fetched here
-        from ..._core.content_files import fetch_document
-
-        data = fetch_document(str(content.url))
+    if data is None:  # Anthropic fetches only PDFs by URL: the driver fetched this one
+        data = downloads.get(str(content.url))
+        if data is None:
+            raise ValueError(
+                f"the document {content.url} was not downloaded before the request was "
+                "built (a request for it is built after Provider.downloads() names it)"
+            )
     try:
         text = data.decode()
     except UnicodeDecodeError as e:
@@ -427,7 +471,7 @@ def _uploaded_block(content: ContentUploaded) -> dict[str, Any]:
     return {"type": kind, "source": source}
 
 
-def _tool_result_block(result: ContentToolResult) -> dict[str, Any]:
+def _tool_result_block(result: ContentToolResult, downloads: Downloads) -> dict[str, Any]:
     assert result.request is not None, "a result in the history answers a request"
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.request.id}
     value = result.get_model_value()
@@ -437,7 +481,7 @@ def _tool_result_block(result: ContentToolResult) -> dict[str, Any]:
     else:
         items: list[Any] = value if isinstance(value, list) else [value]  # pyright: ignore[reportUnknownVariableType]
         try:
-            inner = [_result_item(item) for item in items]
+            inner = [_result_item(item, downloads) for item in items]
         except ValueError as e:  # e.g. an image type the API does not take
             block["content"] = f"The tool's result could not be sent to the model: {e}"
             block["is_error"] = True
@@ -449,11 +493,11 @@ def _tool_result_block(result: ContentToolResult) -> dict[str, Any]:
     return block
 
 
-def _result_item(item: Any) -> dict[str, Any] | None:
+def _result_item(item: Any, downloads: Downloads) -> dict[str, Any] | None:
     if isinstance(item, str):
         return {"type": "text", "text": item} if item else None
     if isinstance(item, Content):
-        return content_block(item)
+        return content_block(item, downloads)
     if isinstance(item, dict):
         return item  # pyright: ignore[reportUnknownVariableType]
     text = orjson.dumps(item, default=str).decode()
