@@ -61,7 +61,10 @@ Outcome = Literal["success", "error", "exception", "refused", "denied"]
 ModelFormat = Literal["auto", "json", "str", "as_is"]
 
 OUTCOMES: frozenset[str] = frozenset(get_args(Outcome))
+# Decided here, once: ``is_error`` (the model reads an error; a span is marked failed)...
 FAILED_OUTCOMES: frozenset[str] = frozenset({"error", "exception", "refused"})
+# ...and what the log says the reason of (a denial is a decision, not an error, with a reason).
+EXPLAINED_OUTCOMES: frozenset[str] = FAILED_OUTCOMES | {"denied"}
 MODEL_FORMATS: frozenset[str] = frozenset(get_args(ModelFormat))
 
 

@@ -372,7 +372,7 @@ class CallTrace:
             if self.capture:
                 values["gen_ai.tool.call.result"] = _json(_model_parts(result.get_model_value()))
             span.set_attributes(values)
-            if result.outcome in ("error", "exception", "refused"):
+            if result.is_error:
                 mark_failed(span, result.exception or result.error, result.outcome)
         span.end(end_time=ended)
 

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import orjson
 
 from .._core.redact import failure_message, safe_error_message
+from .._core.tool_result import EXPLAINED_OUTCOMES
 from .._tools.observer import QUIET, Observer
 from .log import logger, scrub
 
@@ -291,7 +292,7 @@ class CallObserver(Observer):
         if result.is_truncated and result.original_length is not None:
             size += f" (cut from {result.original_length:,})"
         why = ""
-        if result.outcome in ("error", "exception", "refused", "denied"):
+        if result.outcome in EXPLAINED_OUTCOMES:
             why = f": {failure_message(result.exception or result.error or result.value)}"
         logger.info(
             "tool %s (%s): %s, %s%s%s", name, call_id, result.outcome, took, size, scrub(why)
