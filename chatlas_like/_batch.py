@@ -199,7 +199,7 @@ class _BatchJob:
             system_prompt=chat.system_prompt,
             tools=chat.get_tools(),
             stream=False,
-            params=dict(chat._params),
+            params=chat.model_params,
             data_model=data_model,
         )
         self.turns = _answered(chat.get_turns())
@@ -352,8 +352,8 @@ class _BatchJob:
         if answer is None:
             return None
         chat = self.chat.copy()
-        earlier = _answered(chat._history.turns)
-        chat._history.replace([*earlier, self.user_turns[index], answer])
+        earlier = _answered(chat.history.turns)
+        chat.history.replace([*earlier, self.user_turns[index], answer])
         requests = answer.tool_requests
         if requests:
             names = ", ".join(sorted({r.name for r in requests}))

@@ -36,7 +36,7 @@ from ._observe.tokens import (
     usage_of,
 )
 from ._run.context import ContextView
-from ._run.drive import Sender, drive, drive_async, with_downloads
+from ._run.drive import PreparedCall, Sender, drive, drive_async, with_downloads
 from ._run.echo import EchoSink
 from ._run.expansion import apply_expansions
 from ._run.limiter import Limiter
@@ -317,6 +317,28 @@ class Chat:
         from .providers._files import FileManager
 
         return FileManager(self.provider)
+
+    @property
+    def history(self) -> History:
+        """The conversation as the library keeps it: its turns, its run in the result
+        store and the last sequence number (for drivers and features built on a chat;
+        ordinary code reads :meth:`get_turns` and writes :meth:`set_turns`)."""
+        return self._history
+
+    @property
+    def model_params(self) -> dict[str, Any]:
+        """The parameters :meth:`set_model_params` set, as each request sends them."""
+        return dict(self._params)
+
+    @property
+    def limiter(self) -> Limiter:
+        """The gate every model request of this chat passes: a rate-limit pause one
+        request hears holds the others (``parallel_chat`` gives its chats one of its own)."""
+        return self._limiter
+
+    @limiter.setter
+    def limiter(self, value: Limiter) -> None:
+        self._limiter = value
 
     def token_count(
         self,
@@ -852,8 +874,8 @@ class Chat:
         ChatResponse
             The answer's text (``str(response)``).
         """
-        run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options)
-        response = ChatResponse(drive(self._turn_loop(run, prompt), sender), echoed=_shows(echo))
+        call = self.prepare_call(args, echo, "text", stream, kwargs, options)
+        response = ChatResponse(drive(call.steps, call.sender), echoed=_shows(echo))
         response.get_content()
         return response
 
@@ -912,10 +934,8 @@ class Chat:
         **options
             Per-call :class:`ChatOptions` overrides.
         """
-        run, sender, prompt = self._run(
-            args, echo, content, True, kwargs, options, data_model, controller
-        )
-        return ChatStream(drive(self._turn_loop(run, prompt), sender))
+        call = self.prepare_call(args, echo, content, True, kwargs, options, data_model, controller)
+        return ChatStream(drive(call.steps, call.sender))
 
     async def chat_async(
         self,
@@ -927,10 +947,8 @@ class Chat:
     ) -> ChatResponseAsync:
         """The async :meth:`chat`: tools run without blocking the event loop."""
         await self._after_abandoned_streams()
-        run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options)
-        response = ChatResponseAsync(
-            drive_async(self._turn_loop(run, prompt), sender), echoed=_shows(echo)
-        )
+        call = self.prepare_call(args, echo, "text", stream, kwargs, options)
+        response = ChatResponseAsync(drive_async(call.steps, call.sender), echoed=_shows(echo))
         await response.get_content()
         return response
 
@@ -946,10 +964,8 @@ class Chat:
     ) -> AsyncIterator[Any]:
         """The async :meth:`stream`: ``async for chunk in await chat.stream_async(...)``."""
         await self._after_abandoned_streams()
-        run, sender, prompt = self._run(
-            args, echo, content, True, kwargs, options, data_model, controller
-        )
-        return drive_async(self._turn_loop(run, prompt), sender)
+        call = self.prepare_call(args, echo, content, True, kwargs, options, data_model, controller)
+        return drive_async(call.steps, call.sender)
 
     def chat_structured(
         self,
@@ -990,8 +1006,8 @@ class Chat:
         pydantic.ValidationError
             The data does not validate against ``data_model``.
         """
-        run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options, data_model)
-        for _ in drive(self._turn_loop(run, prompt), sender):
+        call = self.prepare_call(args, echo, "text", stream, kwargs, options, data_model)
+        for _ in drive(call.steps, call.sender):
             pass
         return data_model.model_validate(extract_value(self.get_last_turn()))
 
@@ -1006,8 +1022,8 @@ class Chat:
     ) -> ModelT:
         """The async :meth:`chat_structured`."""
         await self._after_abandoned_streams()
-        run, sender, prompt = self._run(args, echo, "text", stream, kwargs, options, data_model)
-        async for _ in drive_async(self._turn_loop(run, prompt), sender):
+        call = self.prepare_call(args, echo, "text", stream, kwargs, options, data_model)
+        async for _ in drive_async(call.steps, call.sender):
             pass
         return data_model.model_validate(extract_value(self.get_last_turn()))
 
@@ -1022,6 +1038,46 @@ class Chat:
                 return
             await asyncio.sleep(0)
 
+    def prepare_call(
+        self,
+        args: Sequence[Content | str],
+        echo: EchoOption | EchoSink = "none",
+        content: str = "text",
+        stream: bool = False,
+        kwargs: dict[str, Any] | None = None,
+        overrides: CallOptions | dict[str, Any] | None = None,
+        data_model: type[Any] | None = None,
+        controller: StreamController | None = None,
+        *,
+        shown_by: Chat | None = None,
+    ) -> PreparedCall:
+        """One call of a chat verb, ready for a driver: the seam of the verbs, the durable
+        driver, ``batch_chat`` and ``parallel_chat``.
+
+        Parameters
+        ----------
+        args, echo, content, stream, kwargs, data_model, controller
+            As the verbs take them.
+        overrides
+            Per-call :class:`ChatOptions` overrides.
+        shown_by
+            The chat whose ``current_display`` shows the call while it runs (this one by
+            default; the durable driver runs a copy and shows the chat it wraps).
+
+        Returns
+        -------
+        PreparedCall
+            Its run, the sender that performs its steps and its prompt; ``steps`` is the
+            turn loop (:mod:`chatlas_like._run.loop`), for ``drive``, ``drive_async`` or
+            a driver of your own.
+        """
+        run, prompt = self._run(
+            args, echo, content, stream, kwargs, overrides or {}, data_model, controller
+        )
+        sender = self._sender(run.options, run.observer, run.stop_requested)
+        steps = (shown_by or self)._shown(turn_loop(run, prompt), run.echo)
+        return PreparedCall(run=run, sender=sender, prompt=prompt, steps=steps)
+
     def _run(
         self,
         args: Sequence[Content | str],
@@ -1030,9 +1086,9 @@ class Chat:
         stream: bool,
         kwargs: dict[str, Any] | None,
         overrides: CallOptions | dict[str, Any],
-        data_model: type[Any] | None = None,
-        controller: StreamController | None = None,
-    ) -> tuple[Run, Sender, Turn | None]:
+        data_model: type[Any] | None,
+        controller: StreamController | None,
+    ) -> tuple[Run, Turn | None]:
         if content not in ("text", "all"):
             raise ValueError(f"content must be 'text' or 'all', got {content!r}")
         self._sync_mcp_tools()
@@ -1063,19 +1119,21 @@ class Chat:
             stop_reason=(lambda: controller.reason) if controller is not None else None,
             observer=observer,
         )
-        return run, self._sender(options, observer, run.stop_requested), prompt
+        return run, prompt
 
-    def _turn_loop(self, run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
-        """The run's turn loop, with ``current_display`` set while it runs (from its first
-        step, as chatlas sets it when the call starts, to its end)."""
-        display = run.echo if isinstance(run.echo, CurrentDisplay) else None
+    def _shown(
+        self, steps: Generator[Any, Any, None], echo: EchoSink | None
+    ) -> Generator[Any, Any, None]:
+        """``steps``, with ``current_display`` set while they run (from the first step,
+        as chatlas sets it when the call starts, to the end)."""
+        display = echo if isinstance(echo, CurrentDisplay) else None
         if display is None:
-            yield from turn_loop(run, prompt)
+            yield from steps
             return
         self._displays.append(display)
         _show_in_this_context(id(self), display)
         try:
-            yield from turn_loop(run, prompt)
+            yield from steps
         finally:
             self._displays[:] = [d for d in self._displays if d is not display]
             _show_in_this_context(id(self), None)
@@ -1292,21 +1350,25 @@ class Chat:
         del stream  # see the docstring
         run_chat(self, echo=echo, kwargs=kwargs, options=self._echo_options)
 
-    def copy(self) -> Chat:
+    def copy(self, *, history: History | None = None) -> Chat:
         """A copy with its own history (deep-copied) and its own run; provider and tools
         are shared. The copy's tool results go under its new run, numbered on from this
         chat's last, so a sequence number the model was given still names one result.
+        With ``history``, the copy holds that conversation instead (a durable turn's,
+        with its own run and numbering).
 
         MCP sessions stay this chat's: the copy calls the same servers but owns none of
         them (its ``cleanup_mcp_tools()`` and ``close()`` leave them open); once this
         chat closes a session, the copy's calls to it answer with an error."""
         new = _copy.copy(self)
         new.kwargs_chat = dict(self.kwargs_chat)
-        new._history = History(
-            _copy.deepcopy(self._history.turns),
-            parent_runs=(self.run_id, *self._history.parent_runs),
-        )
-        new._history.last_sequence = self._history.last_sequence
+        if history is None:
+            history = History(
+                _copy.deepcopy(self._history.turns),
+                parent_runs=(self.run_id, *self._history.parent_runs),
+            )
+            history.last_sequence = self._history.last_sequence
+        new._history = history
         new._tools = dict(self._tools)
         new._on_tool_request = self._on_tool_request.copy()
         new._on_tool_result = self._on_tool_result.copy()

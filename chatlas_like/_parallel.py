@@ -347,13 +347,13 @@ async def _converse_all(
     progress = progress_reporter(
         f"Answering {_count(len(turns), 'prompt')}", len(turns), OUTCOMES, echo=echo
     )
-    limiter = BatchLimiter(rpm, chat._limiter)
+    limiter = BatchLimiter(rpm, chat.limiter)
     queue = iter(range(len(turns)))
     stopped = False
 
     async def converse(index: int) -> R:
         conversation = cast(ChatT, chat.copy())
-        conversation._limiter = RetryCounter(limiter, conversation, progress)
+        conversation.limiter = RetryCounter(limiter, conversation, progress)
         try:
             if data_model is None:
                 await conversation.chat_async(*turns[index], echo="none", kwargs=kwargs)
@@ -363,7 +363,7 @@ async def _converse_all(
             )
             return finish(conversation, data)
         finally:
-            conversation._limiter = limiter  # a later chat() on it counts for no progress
+            conversation.limiter = limiter  # a later chat() on it counts for no progress
 
     async def worker() -> None:
         nonlocal stopped
@@ -453,7 +453,7 @@ class RetryCounter(Limiter):
         self._length: int | None = None
 
     def reserve(self) -> float:
-        length = len(self._conversation._history.turns)
+        length = len(self._conversation.history.turns)
         if length == self._length:
             self._progress.tally("retried")
         self._length = length

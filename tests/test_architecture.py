@@ -288,6 +288,138 @@ def test_nothing_outside_providers_checks_a_providers_name_or_probes_it() -> Non
                 raise AssertionError(f"{name}:{node.lineno} names Anthropic's pause_turn")
 
 
+def _classes(tree: ast.Module) -> Iterator[ast.ClassDef]:
+    return (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))
+
+
+def test_the_provider_contract_is_one_base_class_with_no_protocol_restating_it() -> None:
+    base = ast.parse((PACKAGE / "providers" / "_base.py").read_text(encoding="utf-8"))
+    contract = next(c for c in _classes(base) if c.name == "Provider")
+    required = {
+        n.name
+        for n in contract.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(ast.unparse(d) == "abstractmethod" for d in n.decorator_list)
+    }
+    assert required == {"build_request", "accumulator", "open", "open_async"}
+    for name, path in package_modules().items():
+        if not name.startswith("chatlas_like.providers"):
+            continue
+        for cls in _classes(ast.parse(path.read_text(encoding="utf-8"))):
+            if "Protocol" not in [ast.unparse(b) for b in cls.bases]:
+                continue
+            methods = {
+                n.name for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+            }
+            assert not methods & required, f"{name}.{cls.name} restates the provider contract"
+
+
+def test_every_capability_is_read_outside_providers() -> None:
+    types = ast.parse((PACKAGE / "providers" / "_types.py").read_text(encoding="utf-8"))
+    capabilities = next(c for c in _classes(types) if c.name == "Capabilities")
+    fields = {
+        n.target.id
+        for n in capabilities.body
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+    }
+    read: set[str] = set()
+    for name, path in package_modules().items():
+        if name.startswith("chatlas_like.providers"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and ast.unparse(node.value).endswith("capabilities"):
+                read.add(node.attr)
+    assert fields and fields <= read, f"never read outside providers/: {sorted(fields - read)}"
+
+
+def test_nothing_outside_providers_defines_a_providers_schema_rules_or_model_names() -> None:
+    # The rules a provider's API puts on a request (closed schemas, model families)
+    # live in providers/<name>/; the rest of the package only names models it is given.
+    for name, path in package_modules().items():
+        if name.startswith("chatlas_like.providers") or name in ANTHROPIC_ENTRY_POINTS:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and "schema" in node.name:
+                assert not node.name.startswith(("closed", "close_")), f"{name}.{node.name}"
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docstrings
+            ):
+                assert "^claude" not in node.value, f"{name}:{node.lineno} matches Claude models"
+
+
+def test_providers_store_nothing_on_core_types() -> None:
+    # A provider keeps its translations in caches of its own (the wire's, by turn),
+    # never on a Turn or a Content: the core types carry no provider's data.
+    core = set()
+    for path in (PACKAGE / "_core").glob("*.py"):
+        core |= {c.name for c in _classes(ast.parse(path.read_text(encoding="utf-8")))}
+    turn = ast.parse((PACKAGE / "_core" / "turn.py").read_text(encoding="utf-8"))
+    for cls in _classes(turn):
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Assign) and any(
+                ast.unparse(t) == "__slots__" for t in node.targets
+            ):
+                slots = [c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant)]
+                assert not any("wire" in str(s) for s in slots), f"{cls.name} has a slot for a wire"
+    for name, path in package_modules().items():
+        if not name.startswith("chatlas_like.providers"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr.startswith("_"):
+                    owner = ast.unparse(target.value)
+                    assert owner in ("self", "cls") or (
+                        owner[:1].islower()
+                        and owner
+                        not in (
+                            "turn",
+                            "content",
+                            "result",
+                        )
+                    ), f"{name}:{node.lineno} stores {ast.unparse(target)}"
+
+
+def test_no_module_but_chat_uses_a_private_name_of_chat() -> None:
+    tree = ast.parse((PACKAGE / "_chat.py").read_text(encoding="utf-8"))
+    chat = next(c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == "Chat")
+    private: set[str] = set()
+    for node in ast.walk(chat):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            private.add(node.name)
+        if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "self":
+            private.add(node.attr)
+    private = {n for n in private if n.startswith("_") and not n.endswith("_")}
+    for name, path in package_modules().items():
+        if name == "chatlas_like._chat":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in private:
+                owner = ast.unparse(node.value)
+                assert owner in ("self", "cls"), f"{name}:{node.lineno} uses {owner}.{node.attr}"
+
+
+def test_at_most_three_private_usages_are_suppressed_each_with_its_reason() -> None:
+    found = [
+        (path, line)
+        for path in PACKAGE.rglob("*.py")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if "reportPrivateUsage" in line
+    ]
+    assert len(found) <= 3, found
+
+
 def test_content_displays_itself_when_only_its_own_module_was_imported() -> None:
     # The renderers are installed by the package's __init__, which Python runs before
     # any submodule: a user importing only the content module still gets every display.

@@ -57,7 +57,7 @@ def _caller_level() -> int:
     The depth differs between ``chat()``, ``stream()`` and the async verbs, so it is
     looked up rather than fixed; 1 when no frame is outside (a worker thread).
     """
-    frame = sys._getframe(1)  # pyright: ignore[reportPrivateUsage]
+    frame = sys._getframe(1)  # pyright: ignore[reportPrivateUsage]  # the caller's frame: no public way
     level = 1
     while frame is not None:
         if not os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):

@@ -29,10 +29,11 @@ from .._tools.workers import background_loop, submit_to_background
 from ..providers._base import Provider
 from ..providers._types import AsyncEventStream, EventStream, RequestSpec
 from .limiter import Limiter
-from .loop import END, Download, ModelCall, NextEvent, NextResult, RunTools
+from .loop import END, Download, ModelCall, NextEvent, NextResult, Run, RunTools
 from .retry import retry_delay
 
 __all__ = [
+    "PreparedCall",
     "Sender",
     "drive",
     "drive_async",
@@ -57,6 +58,16 @@ class Sender:
     # with a store attached, the async driver hands it that step in a worker thread.
     blocking_results: bool = False
     observer: Observer = QUIET
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedCall:
+    """One call of a chat verb, ready for a driver (``Chat.prepare_call()``)."""
+
+    run: Run
+    sender: Sender
+    prompt: Turn | None
+    steps: Generator[Any, Any, None]  # the turn loop, to drive
 
 
 def drive(loop: Generator[Any, Any, None], sender: Sender) -> Iterator[Any]:

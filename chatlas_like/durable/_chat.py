@@ -14,7 +14,14 @@ from .._core.content import Content
 from .._core.turn import SystemTurn, Turn
 from ._codec import decode_error, decode_item, encode_prompt
 from ._driver import STREAM_KEY
-from ._engine import DurableError, dbos_launched, ensure_launched, in_thread, iterate_in_thread
+from ._engine import (
+    DurableError,
+    dbos_instance,
+    dbos_launched,
+    ensure_launched,
+    in_thread,
+    iterate_in_thread,
+)
 from ._handle import DurableHandle
 from ._history import TurnOutput, conversation_workflows, load_history, off_loop
 from ._ids import (
@@ -382,9 +389,8 @@ class DurableChat:
 
     def _queue(self) -> Any:
         from dbos import DBOS
-        from dbos import _dbos as dbos_module  # pyright: ignore[reportPrivateUsage]
 
-        instance = getattr(dbos_module, "_dbos_global_instance", None)
+        instance = dbos_instance()
         if self._queue_of is None or self._queue_of[0] is not instance:
             registered = DBOS.register_queue(
                 queue_name(self.name),

@@ -9,7 +9,14 @@ from typing import Any, TypeVar
 
 from .._core.errors import ChatlasLikeError
 
-__all__ = ["DurableError", "dbos_launched", "ensure_launched", "in_thread", "iterate_in_thread"]
+__all__ = [
+    "DurableError",
+    "dbos_instance",
+    "dbos_launched",
+    "ensure_launched",
+    "in_thread",
+    "iterate_in_thread",
+]
 
 T = TypeVar("T")
 
@@ -18,12 +25,16 @@ class DurableError(ChatlasLikeError):
     """A durable chat that cannot run as asked (DBOS not launched, a name taken...)."""
 
 
+def dbos_instance() -> Any:
+    """The process's DBOS instance, or None (DBOS has no public accessor for it)."""
+    from dbos import _dbos  # pyright: ignore[reportPrivateUsage]  # no public accessor
+
+    return getattr(_dbos, "_dbos_global_instance", None)
+
+
 def dbos_launched() -> bool:
     """Whether ``DBOS.launch()`` has run in this process (and no ``destroy()`` since)."""
-    from dbos import _dbos  # pyright: ignore[reportPrivateUsage]
-
-    instance = getattr(_dbos, "_dbos_global_instance", None)
-    return bool(getattr(instance, "_launched", False))
+    return bool(getattr(dbos_instance(), "_launched", False))
 
 
 def ensure_launched() -> None:

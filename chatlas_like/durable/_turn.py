@@ -6,7 +6,7 @@ sink of a stream) is looked up by the call's token in :data:`CALLERS`, so a turn
 recovered in another process runs the same, silently. The turn reads the history the
 earlier turns recorded, runs the turn loop on a copy of the chat with that history
 (:func:`~chatlas_like.durable._driver.drive_durable`), and returns the turns it added.
-The loop runs through the wrapped chat's ``_turn_loop``, so ``chat.current_display``
+The call is prepared with ``shown_by`` the wrapped chat, so ``chat.current_display``
 (the chat the tools were written against) is the turn's display while it runs, as in a
 plain call: a tool's ``chat.current_display.echo(...)`` shows where the turn's echo
 goes (nowhere, for a recovered or queued turn).
@@ -52,27 +52,27 @@ def run_turn(
     call: dict[str, Any],
 ) -> dict[str, Any]:
     """The workflow's body (see the module docstring)."""
-    from dbos._error import DBOSException  # pyright: ignore[reportPrivateUsage]
+    from dbos import error as dbos_errors
 
     caller = CALLERS.get(call.get("token", ""), _NO_CALLER)
     recorded = load_history(name, conversation_id, before=index)
     turn_chat = _turn_chat(chat, name, conversation_id, recorded)
-    history = turn_chat._history  # pyright: ignore[reportPrivateUsage]
+    history = turn_chat.history
     recorder = Recorder(caller.sink, publish=publish)
     error: dict[str, Any] | None = None
     try:
-        run, sender, prompt_turn = turn_chat._run(  # pyright: ignore[reportPrivateUsage]
+        prepared = turn_chat.prepare_call(
             decode_prompt(prompt),
             caller.echo,
             "all",  # everything is published; the caller's sink picks what it asked for
             call["stream"],
             call["kwargs"],
             call["options"],
+            shown_by=chat,
         )
         where = f"conversation {conversation_id!r} of durable chat {name!r}, turn {index}"
-        loop = chat._turn_loop(run, prompt_turn)  # pyright: ignore[reportPrivateUsage]
-        drive_durable(loop, sender, recorder, where=where)
-    except DBOSException:
+        drive_durable(prepared.steps, prepared.sender, recorder, where=where)
+    except dbos_errors.DBOSException:
         raise  # the engine's own failure: DBOS retries or records it
     except (Exception, KeyboardInterrupt) as e:
         error = encode_error(e)
@@ -89,9 +89,8 @@ def run_turn(
 
 def _turn_chat(chat: Chat, name: str, conversation_id: str, recorded: Recorded) -> Chat:
     """A copy of ``chat`` holding the conversation: its turns, its run in the store."""
-    turn_chat = chat.copy()
     history = History(recorded.turns, run_id=run_id(name, conversation_id))
     history.last_sequence = recorded.last_sequence
-    turn_chat._history = history  # pyright: ignore[reportPrivateUsage]
+    turn_chat = chat.copy(history=history)
     turn_chat.conversation_id = conversation_id
     return turn_chat

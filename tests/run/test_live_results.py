@@ -418,9 +418,9 @@ def test_the_echo_is_told_when_each_call_starts_and_never_for_a_refused_one(serv
     chat = make_chat(server)
     chat.register_tool(lookup)
     echo = RecordingEcho()
-    run, sender, prompt = chat._run(["Go"], "none", "text", True, None, {})  # pyright: ignore[reportPrivateUsage]
-    run.echo = echo
-    list(drive(turn_loop(run, prompt), sender))
+    call = chat.prepare_call(["Go"], stream=True)
+    call.run.echo = echo
+    list(drive(turn_loop(call.run, call.prompt), call.sender))
     started = [name for what, name in echo.calls if what == "started"]
     assert started == ["lookup", "lookup"]
     for n in range(2):  # each call's start is shown before its result
