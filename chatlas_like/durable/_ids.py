@@ -46,7 +46,19 @@ def check_conversation_id(conversation_id: object) -> str:
         )
     if not conversation_id:
         raise ValueError("conversation_id must not be empty")
+    quoted = len(quote(conversation_id, safe=""))
+    if quoted > MAX_CONVERSATION_ID:
+        raise ValueError(
+            f"conversation_id is too long: at most {MAX_CONVERSATION_ID:,} characters once "
+            f"URL-quoted (a character outside A-Z, a-z, 0-9 and _.-~ counts 3 to 12), got "
+            f"{quoted:,}; use a hash of a longer key"
+        )
     return conversation_id
+
+
+# It is part of each turn's workflow id, a primary key: PostgreSQL indexes at most about
+# 2.7 KB of one, and the rest of the id (the chat's name, the turn) needs room too.
+MAX_CONVERSATION_ID = 1_000
 
 
 def workflow_name(name: str) -> str:

@@ -402,6 +402,18 @@ class LocalFiles:
         self.httpd.server_close()
 
 
+def test_a_conversation_id_over_the_limit_is_refused_before_anything_is_written(
+    server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    with pytest.raises(ValueError, match="at most 1,000 characters"):
+        durable.chat("hi", conversation_id="x" * 1_000_000, echo="none")
+    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM workflow_status").fetchone() == (0,)
+    assert server.message_requests() == []
+
+
 def test_a_kwargs_value_that_is_not_json_is_refused_before_the_turn_starts(
     server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
