@@ -147,6 +147,7 @@ class Chat:
         ]
         self._pool = WorkerPool(keep_idle=self.options.max_concurrency)
         self._limiter = Limiter()
+        self._pager: Tool | None = None  # the store's paging tool, once installed
         self._context = ContextView(window=provider.context_window)
         self._store: StoreAttachment | None = None
         self._mcp_tools: McpTools | None = None  # MCP sessions, once a server is registered
@@ -1227,7 +1228,14 @@ class Chat:
                 lambda: self._history.answered_ids(),
                 lambda: self.options.max_result_bytes,
             )
-            self._tools[tool.name] = tool
+            mine = self._tools.get(tool.name)
+            if mine is not None and mine is not self._pager:
+                raise ValueError(
+                    f"your tool '{tool.name}' has the name of the result store's paging "
+                    "tool, which a context budget or paging=True offers the model to read "
+                    "cut results with: register yours under another name"
+                )
+            self._tools[tool.name] = self._pager = tool
 
     def _record_usage(self, turn: AssistantTurn) -> None:
         if turn.usage is not None and turn.tokens is not None:

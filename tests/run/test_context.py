@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
+import pytest
 
 from chatlas_like import ChatAnthropic, ContentToolRequest
 from chatlas_like.testing import LoopbackServer, Reply
@@ -235,3 +236,22 @@ def test_a_tool_request_id_in_a_reference_is_the_calls_own() -> None:
 def test_chat_anthropic_takes_the_budget_as_an_option() -> None:
     chat = ChatAnthropic(model="claude-haiku-4-5", api_key="k", context_budget=50_000)
     assert chat.options.context_budget == 50_000
+
+
+def test_a_users_tool_named_like_the_paging_tool_is_refused_not_replaced(
+    serve: Callable[..., LoopbackServer],
+) -> None:
+    ran: list[int] = []
+
+    def read_tool_result(sequence: int) -> str:
+        """The user's own reader."""
+        ran.append(sequence)
+        return "mine"
+
+    server = serve(lambda body: Reply.text("ok"))
+    chat = make_chat(server, context_budget=6_000)
+    chat.register_tool(read_tool_result)
+    with pytest.raises(ValueError, match="your tool 'read_tool_result' has the name"):
+        chat.chat("hi", echo="none")
+    assert server.message_requests() == []  # refused before anything was sent
+    assert chat.get_tools()[0].func is read_tool_result  # yours is kept
