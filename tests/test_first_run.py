@@ -41,6 +41,14 @@ def test_the_demo_ends_with_what_to_try_next() -> None:
     assert tail[4].lstrip().startswith("docs/")
 
 
+def test_the_demo_counts_the_notebooks_and_names_the_extra_the_durable_one_needs() -> None:
+    done = run_demo()
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    line = next(x for x in done.stdout.splitlines() if x.lstrip().startswith("notebooks/"))
+    assert f"{len(notebooks)} notebooks" in line
+    assert "04 needs pip install 'chatlas_like[durable]'" in line
+
+
 def test_the_demo_in_a_terminal_shows_the_answer_as_markdown() -> None:
     child = pexpect.spawn(
         sys.executable,

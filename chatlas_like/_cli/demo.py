@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -143,19 +144,27 @@ def _python() -> str:
 
 def _next_steps(console: Any) -> None:
     """What to try after the demo; the notebooks and docs only where they are (a clone)."""
+    from rich.markup import escape
+
     python = _python()
     steps = [
         (f"{python} -m chatlas_like chat --offline", "chat with the scripted model here"),
         (f"{python} -m chatlas_like demo --live", "ask Claude (needs ANTHROPIC_API_KEY)"),
     ]
-    if os.path.isdir("notebooks"):
-        steps.append(("notebooks/", "three notebooks that run offline (docs/notebooks.md)"))
+    notebooks = sorted(Path("notebooks").glob("*.ipynb")) if os.path.isdir("notebooks") else []
+    if notebooks:
+        what = f"{len(notebooks)} notebooks that run offline (docs/notebooks.md)"
+        durable = [n.name[:2] for n in notebooks if "durable" in n.name]
+        if durable:  # the one that needs more than [demo] says so before it fails
+            what += f"; {', '.join(durable)} needs pip install 'chatlas_like[durable]'"
+        steps.append(("notebooks/", what))
     if os.path.isdir("docs"):
         steps.append(("docs/getting-started.md", "the guide; `make docs` builds the site"))
     width = max(len(command) for command, _ in steps)
     console.print("\n[bold]Next:[/]")
     for command, what in steps:
-        console.print(f"  {command:<{width}}  [dim]{what}[/]", highlight=False, soft_wrap=True)
+        line = f"  {escape(f'{command:<{width}}')}  [dim]{escape(what)}[/]"
+        console.print(line, highlight=False, soft_wrap=True)
 
 
 if __name__ == "__main__":  # pragma: no cover
