@@ -320,6 +320,31 @@ def test_an_error_event_before_any_content_is_the_providers_error(serve: Any) ->
     assert chat.get_turns() == []
 
 
+def test_an_error_event_is_also_the_sdks_api_status_error_as_chatlas_code_catches_it(
+    serve: Any,
+) -> None:
+    import anthropic
+
+    server = serve([Reply.text("never").failing_mid_stream(at=1), Reply.text("ok")])
+    chat = make_chat(server)
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        chat.chat("Hi", echo="none")
+    assert isinstance(caught.value, OverloadedError)
+    assert caught.value.body["error"]["type"] == "overloaded_error"
+
+
+async def test_an_error_event_in_chat_async_is_the_sdks_api_status_error_too(
+    serve: Any,
+) -> None:
+    import anthropic
+
+    server = serve([Reply.text("never").failing_mid_stream(at=1), Reply.text("ok")])
+    chat = make_chat(server)
+    with pytest.raises(anthropic.APIStatusError):
+        await chat.chat_async("Hi", echo="none")
+    assert str(await chat.chat_async("Again", echo="none")) == "ok"
+
+
 def test_an_error_event_after_an_empty_text_block_started_is_the_providers_error(
     serve: Any,
 ) -> None:

@@ -70,6 +70,7 @@ from .wire import (
     message_data,
     message_events,
     parse_sse,
+    stream_error,
     structured_mode,
 )
 
@@ -290,7 +291,9 @@ class AnthropicProvider(Provider):
             manager = client.messages.with_streaming_response.create(**_sdk_arguments(body))
             response = manager.__enter__()
         if body.get("stream"):
-            source: Iterator[dict[str, Any]] = parse_sse(response.iter_bytes())
+            source: Iterator[dict[str, Any]] = _status_errors(
+                parse_sse(response.iter_bytes()), response
+            )
         else:
             source = _replayed(response.read)
         return _Events(source, lambda: manager.__exit__(None, None, None))
@@ -305,7 +308,8 @@ class AnthropicProvider(Provider):
             await manager.__aexit__(None, None, None)
 
         if body.get("stream"):
-            return _AsyncEvents(_parse_sse_async(response.iter_bytes()), close)
+            events = _parse_sse_async(response.iter_bytes())
+            return _AsyncEvents(_status_errors_async(events, response), close)
         return _AsyncEvents(_replayed_async(response.read), close)
 
     def list_models(self) -> list[ModelInfo]:
@@ -530,6 +534,34 @@ class _AsyncEvents:
     async def aclose(self) -> None:
         with suppress(Exception):  # the connection is being dropped anyway
             await self._close()
+
+
+def _status_errors(source: Iterator[dict[str, Any]], response: Any) -> Iterator[dict[str, Any]]:
+    """The events, an ``error`` event raised as the SDK raises it (see :func:`status_error`)."""
+    for event in source:
+        if event.get("type") == "error":
+            raise status_error(event, response)
+        yield event
+
+
+async def _status_errors_async(
+    source: AsyncIterator[dict[str, Any]], response: Any
+) -> AsyncIterator[dict[str, Any]]:
+    async for event in source:
+        if event.get("type") == "error":
+            raise status_error(event, response)
+        yield event
+
+
+def status_error(event: dict[str, Any], response: Any) -> ProviderError:
+    """An ``error`` event mid-stream (overloaded, mid-answer) as our provider error and,
+    as the SDK raises it, an ``anthropic.APIStatusError`` too: chatlas code catching the
+    SDK's class catches it as it catches an error status."""
+    import anthropic
+
+    ours = stream_error(event)
+    http = response.http_response  # the SDK's wrapper holds the HTTP response
+    return _bridged(ours, anthropic.APIStatusError(ours.message, response=http, body=event))
 
 
 def _translating(source: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:

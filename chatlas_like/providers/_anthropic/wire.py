@@ -78,6 +78,7 @@ __all__ = [
     "message_data",
     "message_events",
     "parse_sse",
+    "stream_error",
     "tool_definition",
 ]
 
@@ -617,7 +618,7 @@ class AnthropicAccumulator:
         elif kind == "message_stop":
             self.complete = True
         elif kind == "error":
-            raise _stream_error(event)
+            raise stream_error(event)
         return None
 
     def _is_structured_tool(self, block: _Block) -> bool:
@@ -771,7 +772,7 @@ def _arguments(block: _Block, name: str) -> tuple[Any, str | None]:
         return {}, f"The arguments of `{name}` are not valid JSON: {shown}"
 
 
-def _stream_error(event: dict[str, Any]) -> ProviderError:
+def stream_error(event: dict[str, Any]) -> ProviderError:
 
     error: dict[str, Any] = event.get("error") or {}
     error_type = str(error.get("type", "api_error"))
