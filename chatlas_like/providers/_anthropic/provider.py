@@ -271,7 +271,7 @@ class AnthropicProvider(Provider):
 
     def downloads(self, turns: Sequence[Turn]) -> list[str]:
         """The text documents given by URL: Anthropic fetches only PDFs itself."""
-        return document_urls(turns)
+        return document_urls(self._messages.unseen(turns))  # the rest were sent already
 
     def context_window(self) -> int | None:
         """200,000 tokens: every current Claude model's standard window."""

@@ -17,6 +17,7 @@ one path.
 from __future__ import annotations
 
 import base64
+import operator
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -230,14 +231,23 @@ class MessageCache:
     def __init__(self) -> None:
         self._state: tuple[list[Turn], list[dict[str, Any]]] = ([], [])
 
+    def unseen(self, turns: Sequence[Turn]) -> Sequence[Turn]:
+        """The turns past those the last request sent (all of them after any change)."""
+        return turns[len(self._state[0]) :] if self._extends(turns) else turns
+
+    def _extends(self, turns: Sequence[Turn]) -> bool:
+        done = self._state[0]
+        k = len(done)
+        # Identity, not equality: a view's copy of a turn (results elided) compares
+        # equal to the turn it replaces, and must be translated anew.
+        return bool(k) and len(turns) >= k and all(map(operator.is_, turns[:k], done))
+
     def messages(
         self, turns: Sequence[Turn], downloads: Downloads = NO_DOWNLOADS
     ) -> list[dict[str, Any]]:
         done, known = self._state
         k = len(done)
-        # Identity, not equality: a view's copy of a turn (results elided) compares
-        # equal to the turn it replaces, and must be translated anew.
-        if k and len(turns) >= k and all(a is b for a, b in zip(turns[:k], done, strict=True)):
+        if self._extends(turns):
             messages = list(known)
             _add_messages(messages, turns[k:], downloads)
         else:
