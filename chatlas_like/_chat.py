@@ -15,7 +15,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from ._core.content import Content, ContentToolRequest
 from ._core.errors import ToolFailureWarning  # chatlas keeps its warning in chatlas._chat
@@ -1548,9 +1548,22 @@ def _shows(echo: EchoOption | EchoSink) -> bool:
 
 
 def _prompt(args: Sequence[Content | str]) -> Turn | None:
+    """The user turn of a verb's arguments: a list or tuple among them gives each of its
+    items as content of its own (chatlas's RAG article passes the retrieved texts so)."""
     if not args:
         return None
-    return UserTurn(list(args))
+    contents: list[Content | str] = []
+    for arg in args:
+        given: object = arg
+        items = cast("Sequence[object]", given) if isinstance(given, (list, tuple)) else (given,)
+        for item in items:
+            if not isinstance(item, (str, Content)):
+                raise TypeError(
+                    "a prompt is strings and content objects (or lists of them), not "
+                    f"{type(item).__name__}: pass str(...) of it, or content_*() for a file"
+                )
+            contents.append(item)
+    return UserTurn(contents)
 
 
 def _answer_dangling(run: Run) -> None:

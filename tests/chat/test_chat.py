@@ -254,3 +254,19 @@ def test_unknown_option_is_a_clear_error(serve: Any) -> None:
     chat = make_chat(server)
     with pytest.raises(TypeError, match="unknown option"):
         chat.chat("Hi", echo="none", max_tool_round=3)
+
+
+def test_a_list_in_the_prompt_sends_each_item_as_its_own_content(serve: Any) -> None:
+    server = serve([Reply.text("ok")])
+    chat = make_chat(server)
+    chat.chat(["text one", "text two"], "question", echo="none")
+    sent = server.message_requests()[-1]["messages"][-1]["content"]
+    assert [b["text"] for b in sent] == ["text one", "text two", "question"]
+
+
+def test_a_prompt_part_that_is_neither_text_nor_content_is_refused_clearly(serve: Any) -> None:
+    server = serve([Reply.text("ok")])
+    chat = make_chat(server)
+    with pytest.raises(TypeError, match="not int"):
+        chat.chat(["text one", 42], echo="none")
+    assert server.message_requests() == [] and chat.get_turns() == []
