@@ -312,6 +312,13 @@ def serve(
     max_response_bytes: int = MAX_RESPONSE_BYTES,
 ) -> int:
     """Serve the read API with uvicorn until interrupted; prints the URL once listening."""
+    try:  # Ctrl-C is how it is stopped, whenever it comes: no traceback
+        return _serve(db, keys_file, host, port, max_response_bytes)
+    except KeyboardInterrupt:
+        return 0
+
+
+def _serve(db: str, keys_file: str, host: str, port: int, max_response_bytes: int) -> int:
     import uvicorn
 
     try:
@@ -339,11 +346,9 @@ def serve(
     bound = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    print(f"serving tool results on http://{shown}:{bound}", flush=True)
     try:
+        print(f"serving tool results on http://{shown}:{bound}", flush=True)
         server.run(sockets=[sock])
-    except KeyboardInterrupt:  # Ctrl-C is how it is stopped: no traceback
-        pass
     finally:
         sock.close()
         store.close()
