@@ -8,10 +8,9 @@ is raised as a ``ValueError`` instead of a confusing JSON or validation error.
 
 from __future__ import annotations
 
-import os
-import sys
 import warnings
 
+from .callers import caller_stacklevel
 from .turn import Turn
 
 __all__ = ["INCOMPLETE", "check_finish", "incomplete_message"]
@@ -26,7 +25,6 @@ INCOMPLETE: dict[str, str] = {
     ),
     "content_filter": "The model declined to answer: the provider's safety filter stopped it.",
 }
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # chatlas_like/
 
 
 def incomplete_message(turn: Turn | None) -> str | None:
@@ -48,20 +46,4 @@ def check_finish(turn: Turn, *, structured: bool) -> None:
         return
     if structured:
         raise ValueError(f"Data extraction failed: {message}")
-    warnings.warn(message, UserWarning, stacklevel=_caller_level())
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` of the nearest frame outside this package (the user's call).
-
-    The depth differs between ``chat()``, ``stream()`` and the async verbs, so it is
-    looked up rather than fixed; 1 when no frame is outside (a worker thread).
-    """
-    frame = sys._getframe(1)  # pyright: ignore[reportPrivateUsage]  # the caller's frame: no public way
-    level = 1
-    while frame is not None:
-        if not os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
-            return level
-        frame = frame.f_back
-        level += 1
-    return 1
+    warnings.warn(message, UserWarning, stacklevel=caller_stacklevel())

@@ -39,6 +39,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import cast
 
+from .callers import caller_stacklevel
 from .errors import RestoredToolError, ToolFailureWarning
 from .terminal_safe import strip_controls
 from .utf8 import clean_text, cut_to_bytes
@@ -261,7 +262,7 @@ def warn_tool_failure(name: str, error: BaseException | str | None) -> None:
     warnings.warn(
         strip_controls(f"Calling tool '{name}' led to an error: {message}"),
         ToolFailureWarning,
-        stacklevel=3,
+        stacklevel=caller_stacklevel(),  # the user's call, never a line of the library
     )
 
 

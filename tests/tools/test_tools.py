@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import asyncio
+from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field
 
 from chatlas_like import Tool
 from chatlas_like._tools.tool import ArgumentError
+from chatlas_like.testing import Reply
+from chatlas_like.types import ToolFailureWarning
+
+from ..conftest import make_chat
 
 
 def numpy_style(city: str, days: int = 3) -> str:
@@ -288,3 +293,23 @@ def test_async_functions_are_marked_async() -> None:
 def test_a_bad_tool_name_is_refused() -> None:
     with pytest.raises(ValueError, match="tool name"):
         Tool(lambda: None, "has space", "", {"type": "object"})
+
+
+def _boom(x: int) -> str:
+    """Fail."""
+    raise ValueError("nope")
+
+
+def test_a_tool_failure_warning_points_at_the_users_call_not_the_library(serve: Any) -> None:
+    server = serve([Reply.tool_call("_boom", {"x": 1}), Reply.text("ok")] * 2)
+    chat = make_chat(server)
+    chat.register_tool(_boom)
+    with pytest.warns(ToolFailureWarning) as sync:
+        chat.chat("go", echo="none")
+
+    async def call() -> None:
+        await chat.chat_async("go", echo="none")
+
+    with pytest.warns(ToolFailureWarning) as awaited:
+        asyncio.run(call())
+    assert [w.filename for w in (*sync, *awaited)] == [__file__, __file__]
