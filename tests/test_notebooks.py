@@ -238,3 +238,15 @@ def test_an_echoed_answer_asked_for_in_a_later_cell_shows_as_markdown(
 def test_an_answer_not_echoed_shows_as_markdown(probe: list[list[Any]]) -> None:
     (out,) = probe[4]
     assert out.output_type == "execute_result" and out.data["text/markdown"] == "Second."
+
+
+def test_the_outcomes_notebook_shows_each_call_as_a_call_and_no_library_path(
+    executed: Callable[[Path], Any],
+) -> None:
+    notebook = executed(next(p for p in NOTEBOOKS if p.name == "02-tool-results.ipynb"))
+    outputs = [o for cell in notebook.cells for o in cell.get("outputs", [])]
+    table = next(shown(o) for o in outputs if "is_refusal" in shown(o))  # the outcomes table
+    assert "invoice(number=7)" in table
+    assert "tool request (" not in table  # not chatlas's markdown of the request
+    warned = [o.get("text", "") for o in outputs if o.get("name") == "stderr"]
+    assert warned and all("chatlas_like" + "/" not in text for text in warned), warned
