@@ -109,6 +109,7 @@ class Tool:
         timeout: float | None = None,
         max_result_bytes: int | None = None,
         parse_docstring: bool = False,
+        model_instances: bool = False,
     ) -> Tool:
         """A tool from a function's signature, type hints and docstring.
 
@@ -132,6 +133,11 @@ class Tool:
             becomes each parameter's ``description`` in the schema and the rest, its
             indentation removed, the tool's description (the whole docstring when no
             parameter can be read from it).
+        model_instances
+            Ours, off by default. Off, a parameter annotated with a pydantic model (or a
+            list or dict of them) receives plain JSON data, as chatlas passes it
+            (``order["customer"]`` works): what the model sent, validated against the
+            model (values coerced, defaults filled). On, it receives the model instances.
         """
         tool_name = name or _default_name(func, model)
         if parse_docstring:
@@ -144,6 +150,7 @@ class Tool:
             given = model.__doc__ or ""
             description = (inspect.cleandoc(given) if parse_docstring else given) or description
         validator = _SignatureValidator(func, documented, model, tool_name)
+        validator.model_instances = model_instances
         tool = cls(
             func,
             tool_name,
@@ -306,6 +313,7 @@ class _SignatureValidator:
         from pydantic import ConfigDict, Field, create_model
 
         self._var_kwargs = False
+        self.model_instances = False  # pydantic models reach the function as plain data
         self._users_model = model is not None
         self._fields: dict[str, str] = {}
         self._descriptions: dict[str, str] = {}
@@ -389,6 +397,10 @@ class _SignatureValidator:
         if unexpected:
             raise ArgumentError(self._explain([], unexpected))
         values = {name: getattr(instance, field) for name, field in self._fields.items()}
+        if not self.model_instances:
+            for name, value in values.items():
+                if _holds_model(value):  # chatlas's: plain data, not model instances
+                    values[name] = _plain(value)
         if self._var_kwargs and instance.model_extra:
             values.update(instance.model_extra)
         return values
@@ -410,6 +422,25 @@ class _SignatureValidator:
         problems += [f"unexpected argument `{name}`" for name in unexpected]
         accepted = ", ".join(self._fields) or "no arguments"
         return f"{'; '.join(problems)}; accepted: {accepted}"
+
+
+def _holds_model(value: Any) -> bool:
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_model(v) for v in cast("Sequence[Any]", value))
+    if isinstance(value, dict):
+        return any(_holds_model(v) for v in cast("dict[Any, Any]", value).values())
+    return False
+
+
+def _plain(value: Any) -> Any:
+    """Validated models as plain JSON data (coerced, defaults filled, keys by alias)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(Any).dump_python(value, mode="json", by_alias=True)
 
 
 def _default_name(func: Callable[..., Any], model: type[BaseModel] | None) -> str:

@@ -129,7 +129,7 @@ def test_nested_pydantic_models_are_described_and_validated() -> None:
     tool = Tool.from_func(distance)
     assert "$defs" in tool.parameters
     args = tool.validate_arguments({"a": {"x": 0, "y": 0}, "b": {"x": "1", "y": 2}})
-    assert isinstance(args["b"], Point) and args["b"].x == 1.0
+    assert args["b"] == {"x": 1.0, "y": 2.0}  # validated, passed as chatlas passes it: a dict
 
 
 def test_arguments_are_coerced_to_the_declared_types() -> None:
@@ -313,3 +313,31 @@ def test_a_tool_failure_warning_points_at_the_users_call_not_the_library(serve: 
     with pytest.warns(ToolFailureWarning) as awaited:
         asyncio.run(call())
     assert [w.filename for w in (*sync, *awaited)] == [__file__, __file__]
+
+
+class _Customer(BaseModel):
+    name: str
+    vip: bool = False
+
+
+def _order(customer: _Customer, items: list[_Customer]) -> str:
+    """Place an order."""
+    return f"{customer['name']}:{len(items)}"  # pyright: ignore[reportIndexIssue]
+
+
+def test_a_pydantic_model_parameter_receives_the_data_as_chatlas_passes_it() -> None:
+    tool = Tool.from_func(_order)
+    arguments = {"customer": {"name": "Ada"}, "items": [{"name": "Bob", "vip": True}]}
+    values = tool.validate_arguments(arguments)
+    assert values == {  # plain dicts, as chatlas passes them, with the defaults filled
+        "customer": {"name": "Ada", "vip": False},
+        "items": [{"name": "Bob", "vip": True}],
+    }
+    with pytest.raises(ArgumentError, match="customer"):
+        tool.validate_arguments({"customer": {"vip": True}, "items": []})  # still validated
+
+
+def test_model_instances_gives_a_pydantic_model_parameter_the_validated_instance() -> None:
+    tool = Tool.from_func(_order, model_instances=True)
+    values = tool.validate_arguments({"customer": {"name": "Ada"}, "items": []})
+    assert values["customer"] == _Customer(name="Ada")
