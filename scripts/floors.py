@@ -86,7 +86,7 @@ def _a_tool_round_trips() -> None:
     # No `from __future__ import annotations` in this file: the hint must be the class.
     def price(order: Order) -> int:
         """The price of an order, in cents."""
-        return 250 * order.quantity
+        return 250 * order["quantity"]  # validated, then a dict, as chatlas passes it
 
     script = ScriptedModel(
         [
