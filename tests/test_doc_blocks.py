@@ -238,7 +238,7 @@ def process_settings() -> Iterator[None]:
     (logging, OpenTelemetry's providers), so later tests start with neither."""
     import logging
 
-    from .otel_globals import set_meter_provider, set_tracer_provider
+    from .support.otel import set_meter_provider, set_tracer_provider
 
     loggers = [logging.getLogger(), logging.getLogger("chatlas_like")]
     saved = [(lg, lg.level, list(lg.handlers), lg.propagate) for lg in loggers]

@@ -22,7 +22,7 @@ import pytest
 
 from chatlas_like.durable import INTERRUPTED_BY_CRASH
 
-pytest_plugins = ["tests.postgres_fixtures"]
+pytest_plugins = ["tests.support.postgres"]
 pytest.importorskip("dbos")
 
 SCRIPT = Path(__file__).parent.parent / "scripts" / "durable_crash_script.py"

@@ -25,7 +25,7 @@ from chatlas_like import Chat, ContentToolResult, McpServerError
 from chatlas_like.testing import LoopbackServer, Reply
 
 from ..conftest import make_chat
-from ..mcp_fixtures import QUIET, SERVERS, offline_chat, results_of
+from ..support.mcp import QUIET, SERVERS, offline_chat, results_of
 
 Serve = Callable[..., LoopbackServer]
 HOSTILE = str(SERVERS / "hostile.py")

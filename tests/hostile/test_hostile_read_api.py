@@ -29,7 +29,7 @@ from chatlas_like.testing import TemporaryPostgres
 
 from ..store.test_serve_results import Api, one
 
-pytest_plugins = ["tests.postgres_fixtures"]
+pytest_plugins = ["tests.support.postgres"]
 
 KEY = "key-acme-0123456789"
 MANY = str(uuid.uuid4())  # 130 small results

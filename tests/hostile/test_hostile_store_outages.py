@@ -31,7 +31,7 @@ from chatlas_like.testing._postgres import find_postgres_bin
 
 from ..conftest import make_chat
 
-pytest_plugins = ["tests.postgres_fixtures"]
+pytest_plugins = ["tests.support.postgres"]
 
 
 def lookup(city: str) -> str:

@@ -211,7 +211,7 @@ def test_the_include_tools_warning_names_the_servers_tools_without_control_seque
     import asyncio
     import sys
 
-    from ..mcp_fixtures import QUIET, SERVERS, offline_chat
+    from ..support.mcp import QUIET, SERVERS, offline_chat
 
     chat = offline_chat()
     registering = chat.register_mcp_tools_stdio_async(

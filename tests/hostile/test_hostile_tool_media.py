@@ -28,7 +28,7 @@ from chatlas_like._tools.finalize import MEDIA_BYTES
 from chatlas_like.testing import LoopbackServer, Reply
 
 from ..conftest import make_chat
-from ..mcp_fixtures import converse, kitchen_over_each, results_of, sent_results
+from ..support.mcp import converse, kitchen_over_each, results_of, sent_results
 
 __all__ = ["kitchen_over_each"]  # a fixture, used by name
 

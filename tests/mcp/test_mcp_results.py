@@ -26,7 +26,7 @@ from chatlas_like.testing import LoopbackServer
 from chatlas_like.types import ToolFailureWarning
 
 from ..conftest import TEST_KEY, Reply, make_chat
-from ..mcp_fixtures import converse, kitchen_over_each, results_of, sent_results
+from ..support.mcp import converse, kitchen_over_each, results_of, sent_results
 
 __all__ = ["kitchen_over_each"]  # a fixture, used by name
 

@@ -30,7 +30,7 @@ from chatlas_like._mcp import McpTool
 from chatlas_like.testing import LoopbackServer
 
 from ..conftest import Reply, make_chat
-from ..mcp_fixtures import (
+from ..support.mcp import (
     KITCHEN,
     QUIET,
     RAW,

@@ -2,7 +2,7 @@
 
 The real SDK records them (in-memory span exporter, in-memory metric reader). The
 fixtures set the global providers for one test and clear them after
-(``tests/otel_globals.py``), so every other test of the suite runs with tracing off,
+(``tests/support/otel.py``), so every other test of the suite runs with tracing off,
 the default.
 """
 
@@ -33,7 +33,7 @@ from chatlas_like._tools.workers import WorkerPool
 from chatlas_like.testing import Reply
 
 from ..conftest import TEST_MODEL, make_chat
-from ..otel_globals import set_meter_provider, set_tracer_provider
+from ..support.otel import set_meter_provider, set_tracer_provider
 
 Serve = Callable[..., Any]
 FAST_RETRY = {"retry-after-ms": "5"}

@@ -19,7 +19,7 @@ from chatlas_like import SqliteStore, ToolResultRecord, ToolResultStore
 from chatlas_like._store import PostgresStore
 from chatlas_like.testing import TemporaryPostgres
 
-pytest_plugins = ["tests.postgres_fixtures"]
+pytest_plugins = ["tests.support.postgres"]
 
 KEYS = {"key-acme-0123456789": "acme", "key-globex-9876543210": "globex"}
 ACME, GLOBEX = "key-acme-0123456789", "key-globex-9876543210"

@@ -27,7 +27,7 @@ from chatlas_like.testing import Reply
 
 from ..conftest import make_chat
 
-pytest_plugins = ["tests.postgres_fixtures"]
+pytest_plugins = ["tests.support.postgres"]
 
 CAMEL_NAMES = [
     "interactionProcessId",

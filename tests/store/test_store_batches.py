@@ -21,7 +21,7 @@ from chatlas_like import SqliteStore, ToolResultRecord, ToolResultStore
 from chatlas_like._store import PostgresStore
 from chatlas_like._store._record import new_ids
 
-pytest_plugins = ["tests.postgres_fixtures"]
+pytest_plugins = ["tests.support.postgres"]
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 

@@ -1,6 +1,6 @@
 """A PostgreSQL server started once per test session (a pytest plugin).
 
-Test modules that need it say ``pytest_plugins = ["tests.postgres_fixtures"]`` and mark
+Test modules that need it say ``pytest_plugins = ["tests.support.postgres"]`` and mark
 their tests ``@pytest.mark.postgres``. Without PostgreSQL installed the tests are
 skipped, which fails the run under CI=true (see conftest).
 """

@@ -1,6 +1,6 @@
 """MCP servers the tests start: the kitchen server over stdio and over streamable HTTP.
 
-Test modules say ``pytest_plugins = ["tests.mcp_fixtures"]``. ``kitchen_tools`` is one
+Test modules say ``pytest_plugins = ["tests.support.mcp"]``. ``kitchen_tools`` is one
 stdio session for a whole module (its tools are handed to each test's chat with
 ``set_tools``); tests that crash, hang, change or close a server start their own.
 """
@@ -20,9 +20,9 @@ import pytest
 from chatlas_like import Chat, ChatAnthropic, ContentToolResult, Tool, ToolBuiltIn
 from chatlas_like.testing import LoopbackServer
 
-from .conftest import TEST_KEY, Reply, make_chat
+from ..conftest import TEST_KEY, Reply, make_chat
 
-SERVERS = Path(__file__).parent / "mcp_servers"
+SERVERS = Path(__file__).parent.parent / "mcp_servers"
 KITCHEN = str(SERVERS / "kitchen.py")
 RAW = str(SERVERS / "raw.py")
 QUIET: dict[str, Any] = {"errlog": subprocess.DEVNULL}  # the servers' logs, unread

@@ -1,0 +1,1 @@
+"""Fixtures and helpers several wings share (PostgreSQL, MCP servers, OpenTelemetry globals)."""
