@@ -1052,8 +1052,8 @@ class Chat:
         *,
         shown_by: Chat | None = None,
     ) -> PreparedCall:
-        """One call of a chat verb, ready for a driver: the seam of the verbs, the durable
-        driver, ``batch_chat`` and ``parallel_chat``.
+        """One call of a chat verb, ready for a driver: the seam of the verbs, of the
+        durable driver and of a driver of your own.
 
         Parameters
         ----------

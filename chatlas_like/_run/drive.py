@@ -37,7 +37,6 @@ __all__ = [
     "Sender",
     "drive",
     "drive_async",
-    "fetch_documents",
     "open_response",
     "open_response_async",
     "with_downloads",

@@ -25,8 +25,9 @@ import base64
 from collections.abc import Callable, Generator
 from typing import Any
 
+from .._core.content_files import fetch_documents
 from .._core.tool_result import ContentToolResultProgress
-from .._run.drive import Sender, fetch_documents, open_response
+from .._run.drive import Sender, open_response
 from .._run.loop import END, Download, ModelCall, NextEvent, NextResult, RunTools
 from ._codec import decode_error, encode_error, encode_item
 from ._round import DurableRound

@@ -12,16 +12,11 @@ import importlib
 
 from ._base import Provider
 
-__all__ = ["provider_class", "registered", "saved_provider", "sdk_loggers"]
+__all__ = ["provider_class", "saved_provider", "sdk_loggers"]
 
 _PROVIDERS: dict[str, str] = {
     "anthropic": "chatlas_like.providers._anthropic.provider:AnthropicProvider",
 }
-
-
-def registered() -> tuple[str, ...]:
-    """The keys of the registered providers."""
-    return tuple(_PROVIDERS)
 
 
 def provider_class(key: str) -> type[Provider] | None:

@@ -291,12 +291,10 @@ class AnthropicProvider(Provider):
             manager = client.messages.with_streaming_response.create(**_sdk_arguments(body))
             response = manager.__enter__()
         if body.get("stream"):
-            source: Iterator[dict[str, Any]] = _status_errors(
-                parse_sse(response.iter_bytes()), response
-            )
+            source: Iterator[dict[str, Any]] = parse_sse(response.iter_bytes())
         else:
             source = _replayed(response.read)
-        return _Events(source, lambda: manager.__exit__(None, None, None))
+        return _Events(source, response, lambda: manager.__exit__(None, None, None))
 
     async def open_async(self, body: dict[str, Any]) -> _AsyncEvents:
         client = await self._async_client()
@@ -308,9 +306,8 @@ class AnthropicProvider(Provider):
             await manager.__aexit__(None, None, None)
 
         if body.get("stream"):
-            events = _parse_sse_async(response.iter_bytes())
-            return _AsyncEvents(_status_errors_async(events, response), close)
-        return _AsyncEvents(_replayed_async(response.read), close)
+            return _AsyncEvents(_parse_sse_async(response.iter_bytes()), response, close)
+        return _AsyncEvents(_replayed_async(response.read), response, close)
 
     def list_models(self) -> list[ModelInfo]:
         """The models the API offers, newest first."""
@@ -503,8 +500,10 @@ class _Events:
 
     __slots__ = ("_close", "_source")
 
-    def __init__(self, source: Iterator[dict[str, Any]], close: Callable[[], Any]) -> None:
-        self._source = _translating(source)
+    def __init__(
+        self, source: Iterator[dict[str, Any]], response: Any, close: Callable[[], Any]
+    ) -> None:
+        self._source = _translating(source, response)
         self._close = close
 
     def __iter__(self) -> _Events:
@@ -521,8 +520,10 @@ class _Events:
 class _AsyncEvents:
     __slots__ = ("_close", "_source")
 
-    def __init__(self, source: AsyncIterator[dict[str, Any]], close: Callable[[], Any]) -> None:
-        self._source = _translating_async(source)
+    def __init__(
+        self, source: AsyncIterator[dict[str, Any]], response: Any, close: Callable[[], Any]
+    ) -> None:
+        self._source = _translating_async(source, response)
         self._close = close
 
     def __aiter__(self) -> _AsyncEvents:
@@ -536,23 +537,6 @@ class _AsyncEvents:
             await self._close()
 
 
-def _status_errors(source: Iterator[dict[str, Any]], response: Any) -> Iterator[dict[str, Any]]:
-    """The events, an ``error`` event raised as the SDK raises it (see :func:`status_error`)."""
-    for event in source:
-        if event.get("type") == "error":
-            raise status_error(event, response)
-        yield event
-
-
-async def _status_errors_async(
-    source: AsyncIterator[dict[str, Any]], response: Any
-) -> AsyncIterator[dict[str, Any]]:
-    async for event in source:
-        if event.get("type") == "error":
-            raise status_error(event, response)
-        yield event
-
-
 def status_error(event: dict[str, Any], response: Any) -> ProviderError:
     """An ``error`` event mid-stream (overloaded, mid-answer) as our provider error and,
     as the SDK raises it, an ``anthropic.APIStatusError`` too: chatlas code catching the
@@ -564,16 +548,23 @@ def status_error(event: dict[str, Any], response: Any) -> ProviderError:
     return _bridged(ours, anthropic.APIStatusError(ours.message, response=http, body=event))
 
 
-def _translating(source: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+def _translating(source: Iterator[dict[str, Any]], response: Any) -> Iterator[dict[str, Any]]:
+    """The events, SDK errors translated and an ``error`` event raised as the SDK raises
+    it (:func:`status_error`)."""
     with sdk_errors():  # entered once per response, not once per event
-        yield from source
+        for event in source:
+            if event.get("type") == "error":
+                raise status_error(event, response)
+            yield event
 
 
 async def _translating_async(
-    source: AsyncIterator[dict[str, Any]],
+    source: AsyncIterator[dict[str, Any]], response: Any
 ) -> AsyncIterator[dict[str, Any]]:
     with sdk_errors():
         async for event in source:
+            if event.get("type") == "error":
+                raise status_error(event, response)
             yield event
 
 

@@ -286,11 +286,16 @@ def _add_messages(
 _MESSAGES: dict[int, tuple[weakref.ref[Turn], dict[str, Any]]] = {}
 
 
+def _cached_message(turn: Turn) -> dict[str, Any] | None:
+    cached = _MESSAGES.get(id(turn))
+    return cached[1] if cached is not None and cached[0]() is turn else None
+
+
 def _turn_message(turn: Turn, downloads: Downloads) -> dict[str, Any]:
+    cached = _cached_message(turn)
+    if cached is not None:
+        return cached
     key = id(turn)
-    cached = _MESSAGES.get(key)
-    if cached is not None and cached[0]() is turn:
-        return cached[1]
     blocks = [b for b in (content_block(c, downloads) for c in turn.contents) if b is not None]
     if turn.role == "user":
         blocks = _tool_results_first(blocks)
@@ -306,8 +311,7 @@ def document_urls(turns: Sequence[Turn]) -> list[str]:
     (Anthropic fetches only PDFs itself); none for a turn already translated."""
     urls: list[str] = []
     for turn in turns:
-        cached = _MESSAGES.get(id(turn))
-        if turn.role == "system" or (cached is not None and cached[0]() is turn):
+        if turn.role == "system" or _cached_message(turn) is not None:
             continue
         for content in turn.contents:
             items: list[Any] = [content]
