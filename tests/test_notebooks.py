@@ -250,3 +250,22 @@ def test_the_outcomes_notebook_shows_each_call_as_a_call_and_no_library_path(
     assert "tool request (" not in table  # not chatlas's markdown of the request
     warned = [o.get("text", "") for o in outputs if o.get("name") == "stderr"]
     assert warned and all("chatlas_like" + "/" not in text for text in warned), warned
+
+
+def test_an_echoed_answer_carries_its_text_for_front_ends_without_html(
+    probe: list[list[Any]],
+) -> None:
+    (echo,) = probe[2]
+    assert echo.data["text/plain"] == "First."
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_displayed_output_of_a_notebook_has_text_not_an_objects_repr(
+    path: Path, executed: Callable[[Path], Any]
+) -> None:
+    notebook = executed(path)
+    displayed = [o for cell in notebook.cells for o in cell.get("outputs", []) if "data" in o]
+    assert displayed
+    for output in displayed:
+        text = output["data"].get("text/plain", "")
+        assert text and not text.startswith("<IPython.core.display"), output["data"]

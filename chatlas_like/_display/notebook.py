@@ -15,6 +15,7 @@ ends, and has its sources cited.
 from __future__ import annotations
 
 import html
+from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any
 
 from .._core.content import (
@@ -195,12 +196,55 @@ class NotebookEcho(EchoSink):
 
 
 def _ipython_display(payload: str, handle: Any) -> Any:
-    from IPython.display import HTML, display  # pyright: ignore
+    from IPython.display import display  # pyright: ignore
 
+    # With its text, so a front end without HTML (jupyter console, nbconvert to text)
+    # shows what the output says, not ``<IPython.core.display.HTML object>``.
+    bundle = {"text/html": payload, "text/plain": plain_text(payload)}
     if handle is None:
-        return display(HTML(payload), display_id=True)  # pyright: ignore
-    handle.update(HTML(payload))
+        return display(bundle, raw=True, display_id=True)  # pyright: ignore
+    handle.update(bundle, raw=True)
     return handle
+
+
+class _TextOf(HTMLParser):
+    """The text an HTML payload shows: its characters, a line break per block, no
+    style or script (the payloads are ours, so no malformed-markup recovery is needed)."""
+
+    _BLOCKS = frozenset({"div", "p", "pre", "br", "li", "tr", "summary", "h1", "h2", "h3"})
+    _HIDDEN = frozenset({"style", "script"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self._HIDDEN:
+            self._hidden += 1
+        elif tag in self._BLOCKS:
+            self.parts.append("\n")
+        elif tag in ("td", "th"):
+            self.parts.append("  ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self._HIDDEN:
+            self._hidden = max(0, self._hidden - 1)
+        elif tag in self._BLOCKS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self._hidden:
+            self.parts.append(data)
+
+
+def plain_text(payload: str) -> str:
+    """What ``payload`` (an output's HTML) reads as in plain text."""
+    parser = _TextOf()
+    parser.feed(payload)
+    parser.close()
+    lines = (line.rstrip() for line in "".join(parser.parts).splitlines())
+    return "\n".join(line for line in lines if line.strip())
 
 
 def _text_html(text: str) -> str:
