@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -11,6 +12,17 @@ __all__ = ["main"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # Whoever read our output has gone (`| head -1`): end quietly, as shell tools
+        # do. What is still buffered for stdout goes nowhere, not into a second error
+        # when the interpreter flushes it at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m chatlas_like")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="a tool-calling conversation (scripted model offline)")

@@ -110,7 +110,7 @@ def run_chat_command(*, offline: bool, model: str | None, system_prompt: str | N
         )
     else:
         if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-            console.print(
+            Console(stderr=True).print(
                 "[red]ANTHROPIC_API_KEY is not set.[/] Set it to talk to Claude, or run "
                 "[bold]python -m chatlas_like chat --offline[/] for the scripted model."
             )

@@ -17,6 +17,7 @@ delta, so output stays linear in what the model sends.
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, Protocol
@@ -148,10 +149,12 @@ def ask(
     prompt: str,
     echo: ProgressEcho,
     kwargs: Mapping[str, Any] | None = None,
+    errors: Any = None,
 ) -> bool:
     """Send ``prompt`` and echo the answer; False when it was interrupted or failed.
 
-    ``kwargs`` are extra request parameters for the answer.
+    ``kwargs`` are extra request parameters for the answer; a failure is printed on the
+    rich console ``errors`` (the echo's own by default).
     """
     stream: Any = None
     try:  # Ctrl-C may land anywhere in here, the echo's own writes included
@@ -180,7 +183,7 @@ def ask(
         from .._core.redact import safe_error_message
 
         # The message is not markup: ``[/path]`` in it would make rich raise here.
-        echo.console.print(
+        (errors or echo.console).print(
             safe(Text.assemble((f"✖ {type(e).__name__}:", "bold red"), " ", safe_error_message(e))),
             highlight=False,
         )
@@ -238,6 +241,9 @@ def run_chat(
         import readline  # noqa: F401  # pyright: ignore[reportUnusedImport]  # line editing for input()
     if console is None:
         console = Console(**options.rich_console) if options is not None else Console()
+    # Failures go to stderr when the answers go to stdout, so `chat > answers.txt` and
+    # a script reading the answers see no error text among them.
+    errors = Console(stderr=True, highlight=False) if console.file is sys.stdout else console
     shown = (
         ProgressEcho(echo, console, options=options) if echo != "none" else _Quiet("text", console)
     )
@@ -263,6 +269,6 @@ def run_chat(
             continue
         if prompt.strip().lower() in EXIT_WORDS:
             return 1 if failed else 0
-        if not ask(chat, prompt, shown, kwargs) and not _typed():
+        if not ask(chat, prompt, shown, kwargs, errors) and not _typed():
             failed = True  # a script piping questions in learns that an answer failed
         console.print()

@@ -147,7 +147,7 @@ def test_without_a_key_the_chat_points_to_offline(
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     assert main(["chat"]) == 2
-    assert "--offline" in capsys.readouterr().out
+    assert "--offline" in capsys.readouterr().err
 
 
 def test_an_error_message_with_square_brackets_is_printed_as_it_is(serve: Any) -> None:
@@ -233,3 +233,42 @@ def test_the_offline_model_runs_two_calls_at_once_on_a_prompt_with_two_waits() -
         chat.register_tool(wait)
         answer = chat.chat(prompt, echo="none")
     assert str(answer).endswith("Done: waited 4 seconds; waited 2 seconds.")
+
+
+def test_the_chat_ends_quietly_when_the_reader_of_its_output_goes_away() -> None:
+    import subprocess
+
+    with subprocess.Popen(
+        [sys.executable, "-m", "chatlas_like", "chat", "--offline"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "100"},
+    ) as child:
+        assert child.stdin and child.stdout and child.stderr
+        # The answer streams a second after the question is shown: after the reader left.
+        child.stdin.write(b"take your time: 1 second\nexit\n")
+        child.stdin.close()
+        while b"you> take your time" not in child.stdout.readline():
+            pass
+        child.stdout.close()  # as `| head` does once it has its lines
+        errors = child.stderr.read().decode()
+        assert child.wait(timeout=60) == 1
+    assert "Traceback" not in errors and "BrokenPipe" not in errors, errors
+
+
+def test_a_failed_answer_is_reported_on_stderr_not_among_the_answers(serve: Any) -> None:
+    import subprocess
+
+    server = serve([Reply.error(400, "invalid_request_error", "refused")])
+    env = {**os.environ, "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": TEST_KEY}
+    finished = subprocess.run(
+        [sys.executable, "-m", "chatlas_like", "chat"],
+        input="First?\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert "BadRequestError" in finished.stderr
+    assert "BadRequestError" not in finished.stdout
