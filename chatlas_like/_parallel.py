@@ -411,6 +411,20 @@ def prompt_turn_contents(prompt: Prompt) -> list[str | Content]:
     )
 
 
+# A wait shorter than this is the ordinary spacing of requests, not worth a word.
+NOTED_WAIT = 1.0
+
+
+def _waiting_note(wait: float, paused: float, rpm: float | None) -> str:
+    """What the progress line says of a send held ``wait`` seconds: the provider's pause
+    (a 429) or the batch's own rate, which the caller can change."""
+    if wait < NOTED_WAIT:
+        return ""
+    if paused >= wait - NOTED_WAIT:
+        return f"paused {wait:.0f}s: the provider asked to slow down"
+    return f"waiting on the rate limit (rpm={rpm:g}; pass rpm= to change it)"
+
+
 class BatchLimiter(Limiter):
     """A batch's own request spacing, joined to the chat's limiter.
 
@@ -457,7 +471,10 @@ class RetryCounter(Limiter):
         if length == self._length:
             self._progress.tally("retried")
         self._length = length
-        return self.batch.reserve()
+        paused = self.batch.paused_for()
+        wait = self.batch.reserve()
+        self._progress.note(_waiting_note(wait, paused, self.batch.rpm))
+        return wait
 
     def paused_for(self) -> float:
         return self.batch.paused_for()

@@ -98,6 +98,8 @@ class ProgressSnapshot:
         When it ended, or None while it runs.
     ok
         False when it ended by an error (or an interrupt).
+    note
+        What the work is waiting on now ("waiting on the rate limit..."), or "".
     """
 
     description: str
@@ -107,6 +109,7 @@ class ProgressSnapshot:
     started: float
     ended: float | None = None
     ok: bool = True
+    note: str = ""
 
     def elapsed(self, now: float | None = None) -> float:
         """Seconds since the work began (until it ended)."""
@@ -130,11 +133,13 @@ class ProgressSnapshot:
             parts.insert(0, f"{self.completed}/{self.total} ({self.percent()}%)")
         if self.counts:
             parts.append(self.counts_text())
+        if self.note:
+            parts.append(self.note)
         return f"{strip_controls(self.description)}: {', '.join(parts)}"
 
     def key(self) -> tuple[Any, ...]:
         """What the line shows but the spinner and the clock: a change means a redraw."""
-        return (self.description, self.total, self.completed, self.counts, self.ended)
+        return (self.description, self.total, self.completed, self.counts, self.ended, self.note)
 
 
 def clock_text(seconds: float) -> str:
@@ -186,6 +191,7 @@ class ProgressReporter:
         self._ok = True
         self._running = False
         self._view = view
+        self._note = ""
 
     @property
     def running(self) -> bool:
@@ -203,6 +209,7 @@ class ProgressReporter:
                 self._started,
                 self._ended,
                 self._ok,
+                self._note if self._ended is None else "",
             )
 
     def start(self, *, since: float | None = None) -> ProgressReporter:
@@ -236,6 +243,14 @@ class ProgressReporter:
             return
         with self._lock:
             self._counts[outcome] = self._counts.get(outcome, 0) + amount
+        self._changed()
+
+    def note(self, text: str) -> None:
+        """Say what the work waits on now (``""``: nothing), shown after the counts."""
+        with self._lock:
+            if text == self._note:
+                return
+            self._note = text
         self._changed()
 
     def update(self, completed: int, counts: Mapping[str, int]) -> None:
@@ -485,6 +500,8 @@ def progress_html(snapshot: ProgressSnapshot) -> str:
     )
     if counts:
         cells.append(f"<span>{counts}</span>")
+    if snapshot.note:
+        cells.append(f"<span style='color:#b58900'>{html.escape(snapshot.note)}</span>")
     return (
         "<div class='chatlas-like-progress' style='display:flex;gap:0.6em;"
         "align-items:center;font-family:monospace'>" + "".join(cells) + "</div>"
@@ -600,6 +617,8 @@ class _Frame:
                     counts.append(" | ")
                 counts.append(f"{count} {strip_controls(outcome)}", style=STYLES.get(outcome, ""))
             row.append(counts)
+        if snapshot.note:
+            row.append(Text(strip_controls(snapshot.note), style="yellow"))
         grid = Table.grid(padding=(0, 1))
         grid.add_row(*row)
         return grid

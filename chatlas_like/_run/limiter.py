@@ -31,6 +31,7 @@ class Limiter:
     ) -> None:
         if rpm is not None and rpm <= 0:
             raise ValueError("rpm must be positive")
+        self.rpm = rpm
         self._interval = 60.0 / rpm if rpm else 0.0
         self._clock = clock
         self._lock = threading.Lock()

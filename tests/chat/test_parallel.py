@@ -15,6 +15,7 @@ from chatlas_like import (
     AssistantTurn,
     BadRequestError,
     Chat,
+    ChatAnthropic,
     ContentJson,
     StructuredChatResult,
     UserTurn,
@@ -22,12 +23,13 @@ from chatlas_like import (
     parallel_chat_structured,
     parallel_chat_text,
 )
-from chatlas_like._parallel import BatchLimiter
+from chatlas_like._display.progress import ProgressReporter, progress_reporter
+from chatlas_like._parallel import BatchLimiter, RetryCounter
 from chatlas_like._run.limiter import Limiter
 from chatlas_like.providers._anthropic.schema import STRUCTURED_TOOL
 from chatlas_like.testing import Reply
 
-from ..conftest import make_chat
+from ..conftest import TEST_KEY, make_chat
 
 FAST = 60_000  # requests per minute: spacing of 1 ms, so tests do not wait on the rate
 
@@ -257,6 +259,41 @@ def test_the_batch_limiter_spaces_sends_and_shares_pauses_with_the_chat() -> Non
     assert parent.reserve() == 5.0  # the chat's own calls wait too
     parent.pause(9.0)
     assert limiter.reserve() == 9.0  # and a pause of the chat holds the batch
+
+
+def a_batch_gate(rpm: float, now: list[float]) -> tuple[RetryCounter, ProgressReporter]:
+    """One conversation's gate into a batch limited to ``rpm``, on a clock the test moves."""
+    batch = BatchLimiter(rpm, Limiter(clock=lambda: now[0]), clock=lambda: now[0])
+    progress = progress_reporter("Answering 3 prompts", 3, ("done", "failed"), echo="none")
+    return RetryCounter(batch, ChatAnthropic(api_key=TEST_KEY), progress), progress
+
+
+def test_the_progress_says_when_the_batch_waits_on_its_rate_limit() -> None:
+    gate, progress = a_batch_gate(20, [0.0])  # a send every 3 seconds
+    with progress:
+        assert gate.reserve() == 0.0
+        assert progress.snapshot().note == ""
+        assert gate.reserve() == 3.0
+        line = progress.snapshot().line()
+    assert line.endswith("waiting on the rate limit (rpm=20; pass rpm= to change it)")
+
+
+def test_the_progress_says_when_the_provider_asked_the_batch_to_pause() -> None:
+    gate, progress = a_batch_gate(60_000, [0.0])
+    with progress:
+        gate.batch.pause(30.0)  # a 429's retry-after
+        gate.reserve()
+        assert progress.snapshot().note == "paused 30s: the provider asked to slow down"
+
+
+def test_the_wait_note_goes_once_sends_flow_again() -> None:
+    now = [0.0]
+    gate, progress = a_batch_gate(20, now)
+    with progress:
+        gate.reserve(), gate.reserve()
+        now[0] = 100.0
+        gate.reserve()
+        assert progress.snapshot().note == ""
 
 
 class Person(BaseModel):
