@@ -4,7 +4,9 @@
 answers the first request with a tool call and the second with text. A reply renders
 as one JSON message or as server-sent events, depending on the request's ``stream``
 flag, with deterministic ids (``msg_0001``, ``toolu_0001``...) counted per server, so
-the same script gives the same history every time.
+the same script gives the same history every time; a tool call's id numbers on past the
+ids in the request's conversation, so a conversation carried on by a new server (a
+durable chat resumed in a new process) never sees an id twice.
 
 Faults: ``Reply.error(529, ...)`` answers with an error status; ``.cut(after=n)``
 drops the connection after n events; ``.garbled(at=n)`` sends malformed data as event
@@ -14,7 +16,7 @@ n; ``.without_stop()`` ends the stream cleanly but without ``message_stop``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -149,6 +151,20 @@ class Counters:
             self._counts[prefix] = n
         return f"{prefix}_{n:04d}"
 
+    def past(self, prefix: str, ids: Iterable[object]) -> None:
+        """Number on after the highest of ``ids`` made with ``prefix`` (``toolu_0007``):
+        a conversation carried to a new server (a durable chat resumed in a new
+        process) never gets an id its history already holds."""
+        head = prefix + "_"
+        numbers = [
+            int(i[len(head) :])
+            for i in ids
+            if isinstance(i, str) and i.startswith(head) and i[len(head) :].isdigit()
+        ]
+        if numbers:
+            with self._lock:
+                self._counts[prefix] = max(self._counts.get(prefix, 0), *numbers)
+
 
 def render_reply(reply: Reply, body: Mapping[str, Any], counters: Counters) -> Response:
     """``reply`` as the response to ``body`` (JSON or stream, as the request asked)."""
@@ -165,6 +181,8 @@ def render_reply(reply: Reply, body: Mapping[str, Any], counters: Counters) -> R
             headers=dict(reply.headers),
             delay=reply.delay,
         )
+    if any(b.get("type") == "tool_use" and "id" not in b for b in reply.blocks):
+        counters.past("toolu", _tool_use_ids(body))
     blocks = [_with_id(b, counters) for b in reply.blocks]
     usage = _usage(body, blocks, reply)
     message: dict[str, Any] = {
@@ -195,6 +213,16 @@ def render_reply(reply: Reply, body: Mapping[str, Any], counters: Counters) -> R
         delay=reply.delay,
         event_delay=reply.event_delay,
     )
+
+
+def _tool_use_ids(body: Mapping[str, Any]) -> Iterator[object]:
+    """The ids of the tool calls in a request's conversation."""
+    for message in body.get("messages") or ():
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            for block in content:  # pyright: ignore[reportUnknownVariableType]
+                if isinstance(block, dict) and block.get("type") == "tool_use":  # pyright: ignore[reportUnknownMemberType]
+                    yield block.get("id")  # pyright: ignore[reportUnknownMemberType]
 
 
 def _with_id(block: dict[str, Any], counters: Counters) -> dict[str, Any]:

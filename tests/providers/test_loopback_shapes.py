@@ -137,3 +137,27 @@ def test_a_message_sent_whole_has_the_recorded_shape(fixtures_dir: Path) -> None
     body = {"model": "claude-haiku-4-5", "messages": [], "stream": False}
     ours = render_reply(Reply.text('{"title": "Apples"}'), body, Counters()).json
     assert shape(ours) == shape(message)
+
+
+def test_a_conversation_carried_to_a_new_server_gets_a_tool_call_id_it_has_not_seen(
+    serve: Any,
+) -> None:
+    from chatlas_like import ContentToolRequest
+
+    from ..conftest import make_chat
+
+    def today() -> str:
+        """Today's date."""
+        return "2024-01-01"
+
+    first = serve([Reply.tool_call("today", {}), Reply.text("It is 2024-01-01.")])
+    chat = make_chat(first)
+    chat.register_tool(today)
+    chat.chat("What day is it?", echo="none")
+    # A new server (a resumed process) numbers its calls from the start again...
+    second = serve([Reply.tool_call("today", {}), Reply.text("Still 2024-01-01.")])
+    chat.provider.base_url = second.url
+    chat.provider.close()
+    chat.chat("And now?", echo="none")  # ...and its call would have repeated toolu_0001
+    ids = [c.id for t in chat.get_turns() for c in t.contents if isinstance(c, ContentToolRequest)]
+    assert ids == ["toolu_0001", "toolu_0002"]
