@@ -31,6 +31,8 @@ pytest.importorskip("dbos")
 
 from chatlas_like.durable import DurableChat, DurableError, parallel_chat
 
+pytest_plugins = ["tests.support.postgres"]
+
 ANSWER = "Card 42 is valid."
 
 
@@ -304,9 +306,36 @@ def _cells(database: Path) -> list[bytes]:
     return cells
 
 
-def test_a_failed_turn_leaves_the_key_its_error_quotes_in_no_table(
-    serve: Callable[..., LoopbackServer], launch: Callable[..., None], tmp_path: Path
-) -> None:
+def _postgres_cells(url: str) -> list[bytes]:
+    """Every value of every table of a PostgreSQL database (DBOS's schema included), as
+    text, base64 text decoded as well."""
+    import psycopg
+
+    cells: list[bytes] = []
+    with psycopg.connect(url) as db:
+        tables = db.execute(
+            "SELECT table_schema, table_name FROM information_schema.tables "
+            "WHERE table_schema NOT IN ('pg_catalog', 'information_schema')"
+        ).fetchall()
+        assert tables
+        for schema, table in tables:
+            for row in db.execute(f'SELECT * FROM "{schema}"."{table}"').fetchall():
+                for value in row:
+                    raw = (
+                        bytes(value)
+                        if isinstance(value, (bytes, memoryview))
+                        else str(value).encode()
+                    )
+                    cells.append(raw)
+                    with contextlib.suppress(ValueError):
+                        cells.append(base64.b64decode(raw, validate=True))
+    return cells
+
+
+def _key_quoting_failure(
+    serve: Callable[..., LoopbackServer], launch: Callable[..., None], **config: Any
+) -> str:
+    """A durable turn failed by a 401 that quotes the key; the key."""
     from chatlas_like import AuthenticationError, ChatAnthropic
 
     key = f"sk-ant-api03-{uuid.uuid4().hex}"
@@ -314,12 +343,30 @@ def test_a_failed_turn_leaves_the_key_its_error_quotes_in_no_table(
         lambda body: Reply.error(401, "authentication_error", f"invalid x-api-key {key}")
     )
     durable = DurableChat(ChatAnthropic(base_url=server.url, api_key=key), name=unique())
-    launch()
+    launch(**config)
     with pytest.raises(AuthenticationError, match="invalid x-api-key") as raised:
         durable.chat("hi", conversation_id="c-1", echo="none")
     assert raised.value.status_code == 401
     assert key not in str(raised.value)
+    return key
+
+
+def test_a_failed_turn_leaves_the_key_its_error_quotes_in_no_table(
+    serve: Callable[..., LoopbackServer], launch: Callable[..., None], tmp_path: Path
+) -> None:
+    key = _key_quoting_failure(serve, launch)
     cells = _cells(tmp_path / "dbos.sqlite")
+    assert any(b"invalid x-api-key" in cell for cell in cells)  # the failure is recorded
+    assert not any(key.encode() in cell for cell in cells)
+
+
+@pytest.mark.postgres
+def test_a_failed_turn_leaves_the_key_its_error_quotes_in_no_postgresql_table(
+    serve: Callable[..., LoopbackServer], launch: Callable[..., None], postgres_url: str
+) -> None:
+    url = postgres_url.replace("postgresql://", "postgresql+psycopg://", 1)
+    key = _key_quoting_failure(serve, launch, system_database_url=url)
+    cells = _postgres_cells(postgres_url)
     assert any(b"invalid x-api-key" in cell for cell in cells)  # the failure is recorded
     assert not any(key.encode() in cell for cell in cells)
 
