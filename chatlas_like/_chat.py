@@ -1415,6 +1415,7 @@ class Chat:
         host: str = "127.0.0.1",
         launch_browser: bool = True,
         bookmark_store: Literal["url", "server", "disable"] = "url",
+        bookmark_dir: str | os.PathLike[str] | None = None,
         bg_thread: bool | None = None,
         echo: EchoOption | None = None,
         content: ContentOption = "all",
@@ -1441,7 +1442,11 @@ class Chat:
             ``"url"`` (default, as in chatlas) in the page's URL, so that reloading or
             sharing it brings the conversation back; ``"server"`` on the server;
             ``"disable"`` nowhere (a reloaded page starts again from this chat's
-            history).
+            history). The conversation itself is kept on the server and the
+            bookmark holds its key, so the URL stays short however long the chat.
+        bookmark_dir
+            Where bookmarked conversations are kept, for 30 days after their last
+            answer (default: ``~/.local/state/chatlas_like/shiny-bookmarks``).
         bg_thread
             Serve from a background thread and return at once; by default only in a
             notebook. Otherwise serve until Ctrl-C.
@@ -1476,6 +1481,7 @@ class Chat:
             content=content,
             kwargs=kwargs,
             bookmark_store=bookmark_store,
+            bookmark_dir=bookmark_dir,
             **ui_kwargs,
         )
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import threading
 import webbrowser
@@ -71,6 +72,7 @@ from ._display.live_cards import (
 )
 from ._display.render import content_html, error_html, inserted_html, request_html
 from ._display.sinks import make_echo, tee
+from ._persist.bookmark_store import BookmarkStore
 from ._run.echo import EchoSink
 from ._run.loop import TURN_SEPARATOR
 
@@ -401,6 +403,7 @@ def chat_server(
     echo: EchoOption | None = None,
     content: ContentOption = "all",
     bookmark: bool = False,
+    bookmark_dir: str | os.PathLike[str] | None = None,
 ) -> Chat:
     """Serve the chat component ``id`` for the current Shiny session.
 
@@ -426,7 +429,12 @@ def chat_server(
     bookmark
         Keep the conversation in the app's bookmarks (the app needs a
         ``bookmark_store``): a bookmarked page opens with its messages shown as they
-        were and the history back in the session's chat.
+        were and the history back in the session's chat. The conversation is kept on
+        the server, in ``bookmark_dir``; the bookmark holds only its key, so a URL
+        bookmark stays short however long the chat (see ``docs/shiny.md``).
+    bookmark_dir
+        Where bookmarked conversations are kept, for 30 days after their last answer
+        (default: ``~/.local/state/chatlas_like/shiny-bookmarks``).
 
     Returns
     -------
@@ -441,9 +449,9 @@ def chat_server(
     session_chat = chat.copy()
     component = shinychat.Chat(id)
     earlier = session_chat.get_turns()
-    bookmarked = _Bookmarked(session_chat) if bookmark else None
-    if bookmarked is not None:
-        component.enable_bookmarking(bookmarked)
+    bookmarked = (
+        _Bookmarks(id, component, session_chat, BookmarkStore(bookmark_dir)) if bookmark else None
+    )
 
     if earlier:
 
@@ -465,23 +473,70 @@ def chat_server(
     return session_chat
 
 
-class _Bookmarked:
-    """What shinychat bookmarks of a session: its chat's history.
+class _Bookmarks:
+    """A session's bookmarks: the conversation kept on the server, its key in the bookmark.
 
-    It has no turn-level access on purpose, so shinychat keeps the messages as shown
-    (tool cards included) and puts them back as they were.
+    Each answer writes the conversation under this session's own key and bookmarks the
+    page (as shinychat's ``enable_bookmarking`` does after a response, URL updated);
+    opening a bookmarked page reads the conversation by the key and shows its messages
+    from the history, cards included. A restored session writes under a new key, so
+    the page a bookmark was shared from stays as it was.
     """
 
-    def __init__(self, chat: Chat) -> None:
-        self.chat = chat
+    _NOT_KEPT = ("_user_input", "_cancel", "_slash_command", "_greeting_requested")
+
+    def __init__(self, id: str, component: Any, chat: Chat, store: BookmarkStore) -> None:
+        from shiny import reactive
+        from shiny.session import get_current_session
+
         self.restored = False
+        self._id, self._component, self._chat, self._store = id, component, chat, store
+        self._key = store.new_key()
+        session = get_current_session()
+        if session is None or session.is_stub_session():
+            return
+        root = session.root_scope()
+        root.bookmark.exclude.extend(component.id + suffix for suffix in self._NOT_KEPT)
 
-    async def get_state(self) -> Any:
-        return await self.chat.get_state()
+        async def show_url(url: str) -> None:
+            await session.bookmark.update_query_string(url)
 
-    async def set_state(self, state: Any) -> None:
-        await self.chat.set_state(state)
+        root.bookmark.on_bookmarked(show_url)
+        root.bookmark.on_bookmark(self._write)
+        root.bookmark.on_restore(self._read)
+
+        @reactive.effect
+        @reactive.event(component.messages, ignore_init=True)
+        async def _after_an_answer() -> None:  # pyright: ignore[reportUnusedFunction]
+            messages = component.messages()
+            if messages and messages[-1].get("role") == "assistant":
+                await session.bookmark()
+
+    async def _write(self, state: Any) -> None:
+        from ._persist.bookmark import chat_state
+
+        data = chat_state(self._chat)
+        await asyncio.to_thread(self._store.save, self._key, data)
+        state.values[self._id] = {"conversation": self._key}
+
+    async def _read(self, state: Any) -> None:
+        from ._persist.bookmark import restore_chat_state
+
+        data = await asyncio.to_thread(self._store.load, _key_of(state.values.get(self._id)))
+        if data is None:
+            return  # unknown or expired: the page opens as a new conversation
+        restore_chat_state(self._chat, data)
         self.restored = True
+        for turn in _replayed(self._chat.get_turns()):
+            await self._component.append_message(turn)
+
+
+def _key_of(value: object) -> object:
+    """The conversation key a bookmark holds (anything: the URL is untrusted input)."""
+    if isinstance(value, dict):
+        found: dict[str, object] = value  # pyright: ignore[reportUnknownVariableType]
+        return found.get("conversation")
+    return None
 
 
 def _checked(stream: bool, echo: EchoOption | None, content: ContentOption) -> EchoOption:
@@ -510,9 +565,11 @@ class SessionServer:
         echo: EchoOption | None = None,
         content: ContentOption = "all",
         bookmark: bool = False,
+        bookmark_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.chat = chat
         self.bookmark = bookmark
+        self.bookmark_dir = bookmark_dir
         self.kwargs = dict(kwargs or {})
         self.stream = stream
         self.echo: EchoOption = _checked(stream, echo, content)
@@ -527,6 +584,7 @@ class SessionServer:
             echo=self.echo,
             content=self.content,
             bookmark=self.bookmark,
+            bookmark_dir=self.bookmark_dir,
         )
 
 
@@ -539,6 +597,7 @@ def chat_app(
     content: ContentOption = "all",
     kwargs: Mapping[str, Any] | None = None,
     bookmark_store: Literal["url", "server", "disable"] = "disable",
+    bookmark_dir: str | os.PathLike[str] | None = None,
     **ui_kwargs: Any,
 ) -> Any:
     """A Shiny app (``shiny.App``) with one chat; each session gets a copy of ``chat``.
@@ -552,9 +611,12 @@ def chat_app(
     stream, echo, content, kwargs
         How each answer is asked for and shown (see :func:`chat_server`).
     bookmark_store
-        ``"url"`` keeps each conversation in the page's URL after every answer (its
-        history and messages; a long chat makes a long URL), ``"server"`` on the
-        server (Shiny's bookmark directory), ``"disable"`` (default) not at all.
+        ``"url"`` bookmarks each conversation in the page's URL after every answer,
+        ``"server"`` in Shiny's bookmark directory, ``"disable"`` (default) not at
+        all. Either way the conversation itself is kept on the server, in
+        ``bookmark_dir``, and the bookmark holds its key: a URL stays short.
+    bookmark_dir
+        Where bookmarked conversations are kept (see :func:`chat_server`).
     **ui_kwargs
         Passed to :func:`chat_ui` (``placeholder``, ``greeting``...).
     """
@@ -568,7 +630,13 @@ def chat_app(
         )
     bookmark = bookmark_store != "disable"
     server = SessionServer(
-        chat, kwargs=kwargs, stream=stream, echo=echo, content=content, bookmark=bookmark
+        chat,
+        kwargs=kwargs,
+        stream=stream,
+        echo=echo,
+        content=content,
+        bookmark=bookmark,
+        bookmark_dir=bookmark_dir,
     )
     ui_kwargs.setdefault("placeholder", "Ask something…")
     page = ui.page_fillable(

@@ -47,6 +47,18 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", _loopback_only)
 
 
+@pytest.fixture(scope="session")
+def _state_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("state")
+
+
+@pytest.fixture(autouse=True)
+def _own_state_dir(monkeypatch: pytest.MonkeyPatch, _state_home: Path) -> None:
+    """What the library keeps between runs (Shiny's bookmarked conversations) goes to
+    the test session's own folder, never the user's."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(_state_home))
+
+
 def skip_browser() -> bool:
     """Whether the user asked to skip the browser tests (``SKIP_BROWSER=1``)."""
     return os.environ.get("SKIP_BROWSER", "") not in ("", "0")

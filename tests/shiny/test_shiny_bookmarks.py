@@ -7,6 +7,7 @@ every request routed and anything not for 127.0.0.1 failing the test.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -138,3 +139,58 @@ def test_a_chat_app_without_bookmarks_keeps_the_url_clean(
         expect(page.get_by_text("You said: hello")).to_be_visible(timeout=WAIT_MS)
         assert "_values_" not in page.url
         assert page.locator(INPUT).count() == 1
+
+
+def three_lookups(body: dict[str, Any]) -> Reply:
+    """Three tool calls for every question, then an answer naming the question."""
+    last = body["messages"][-1]["content"]
+    texts = [b["text"] for b in last if b["type"] == "text"]
+    if texts:
+        calls = [("capital", {"country": c}) for c in ("France", "Spain", "Italy")]
+        return Reply.tool_calls(calls)
+    asked = sum(
+        any(b["type"] == "text" for b in m["content"])
+        for m in body["messages"]
+        if m["role"] == "user"
+    )
+    return Reply.text(f"Answer {asked}: " + "Paris, Madrid and Rome. " * 20)
+
+
+def kept_whole(folder: Any, text: str) -> None:
+    """Wait until the conversation kept in ``folder`` holds ``text``."""
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while time.monotonic() < deadline:
+        if any(text in p.read_text() for p in folder.glob("*.json")):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no bookmarked conversation in {folder} holds {text!r}")
+
+
+def test_ten_answers_with_three_tool_calls_each_restore_from_a_url_under_8_kb(
+    browser: Any, tmp_path: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    folder = tmp_path / "bookmarks"
+    with LoopbackServer(three_lookups) as api:
+        chat = make_chat(api)
+        chat.register_tool(capital)
+        outside = Outside()
+        with chat.app(
+            launch_browser=False, bg_thread=True, bookmark_store="url", bookmark_dir=folder
+        ) as server:
+            page = open_page(browser, server.url, outside)
+            for n in range(1, 11):
+                send(page, f"Question {n}: the capitals?")
+                expect(page.get_by_text(f"Answer {n}:")).to_be_visible(timeout=WAIT_MS)
+                kept_whole(folder, f"Answer {n}:")  # answered whole, and bookmarked
+            page.wait_for_url("**_values_**", timeout=WAIT_MS)
+            url = str(page.url)
+            page.close()
+            reopened = open_page(browser, url, outside)
+            expect(reopened.get_by_text("Answer 10:")).to_be_visible(timeout=WAIT_MS)
+            expect(reopened.get_by_text("Answer 1:")).to_be_visible()
+            assert reopened.locator(".chatlas-like-tool-result").count() == 30
+    assert len(url.encode()) < 8 * 1024, len(url)
+    assert [p.suffix for p in folder.iterdir()] == [".json"]  # the conversation is here
+    assert outside.blocked == []
