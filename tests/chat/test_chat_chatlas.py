@@ -281,7 +281,7 @@ def test_close_async_closes_the_async_client_of_the_loop() -> None:
         async with make_chat(server) as chat:
             await chat.chat_async("hi", echo="none")
             clients = chat.provider._async_clients  # pyright: ignore[reportAttributeAccessIssue]
-            (client, _) = next(iter(clients.values()))
+            client = clients.current()
         return client, len(clients)
 
     with LoopbackServer([Reply.text("a")]) as server:

@@ -12,11 +12,9 @@ a provider never imports the chat.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import weakref
 from collections.abc import (
-    AsyncGenerator,
     AsyncIterator,
     Callable,
     Generator,
@@ -24,7 +22,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from datetime import date
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -48,6 +46,16 @@ from ..._core.redact import redact_loggers, remember_secret
 from ..._core.turn import Turn
 from .._base import Provider
 from .._prices import get_token_price
+from .._sdk import (
+    AsyncEvents,
+    Events,
+    LoopClients,
+    bridged,
+    close_quietly,
+    retry_after,
+    split_http_client,
+)
+from .._sse import parse_sse_async
 from .._types import (
     BatchAnswer,
     BatchStatus,
@@ -64,7 +72,6 @@ from .wire import (
     PROVIDER_NAME,
     AnthropicAccumulator,
     MessageCache,
-    SSEDecoder,
     build_request,
     document_urls,
     message_data,
@@ -191,9 +198,7 @@ class AnthropicProvider(Provider):
         self._sync_kwargs, self._async_kwargs = split_http_client(self._client_kwargs)
         self._client: Any = None
         self._messages = MessageCache()
-        self._async_clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, tuple[Any, AsyncGenerator[None]]
-        ] = weakref.WeakKeyDictionary()
+        self._async_clients = LoopClients(self._new_async_client)
 
         if "http_client" in self._client_kwargs:
             self._check_http_client()
@@ -285,7 +290,7 @@ class AnthropicProvider(Provider):
 
     # -- send ------------------------------------------------------------------------------
 
-    def open(self, body: dict[str, Any]) -> _Events:
+    def open(self, body: dict[str, Any]) -> Events:
         client = self._sync_client()
         with sdk_errors():
             manager = client.messages.with_streaming_response.create(**_sdk_arguments(body))
@@ -294,9 +299,9 @@ class AnthropicProvider(Provider):
             source: Iterator[dict[str, Any]] = parse_sse(response.iter_bytes())
         else:
             source = _replayed(response.read)
-        return _Events(source, response, lambda: manager.__exit__(None, None, None))
+        return Events(_translating(source, response), lambda: manager.__exit__(None, None, None))
 
-    async def open_async(self, body: dict[str, Any]) -> _AsyncEvents:
+    async def open_async(self, body: dict[str, Any]) -> AsyncEvents:
         client = await self._async_client()
         with sdk_errors():
             manager = client.messages.with_streaming_response.create(**_sdk_arguments(body))
@@ -306,8 +311,10 @@ class AnthropicProvider(Provider):
             await manager.__aexit__(None, None, None)
 
         if body.get("stream"):
-            return _AsyncEvents(_parse_sse_async(response.iter_bytes()), response, close)
-        return _AsyncEvents(_replayed_async(response.read), response, close)
+            source: AsyncIterator[dict[str, Any]] = parse_sse_async(response.iter_bytes())
+        else:
+            source = _replayed_async(response.read)
+        return AsyncEvents(_translating_async(source, response), close)
 
     def list_models(self) -> list[ModelInfo]:
         """The models the API offers, newest first."""
@@ -433,39 +440,22 @@ class AnthropicProvider(Provider):
 
             self._client = anthropic.Anthropic(**self._client_args(self._sync_kwargs))
             # Pooled connections close with the provider, not at the GC's leisure.
-            weakref.finalize(self, _close_quietly, self._client)
+            weakref.finalize(self, close_quietly, self._client)
         return self._client
 
     def close(self) -> None:
         """Close the pooled connection of the sync client (async ones close with their loop)."""
         if self._client is not None:
-            _close_quietly(self._client)
+            close_quietly(self._client)
             self._client = None
 
     async def close_async(self) -> None:
         """Close the sync client's pool and the async client of the running event loop."""
         self.close()
-        entry = self._async_clients.pop(asyncio.get_running_loop(), None)
-        if entry is not None:
-            await entry[1].aclose()  # its `finally` closes the client
+        await self._async_clients.close_current()
 
     async def _async_client(self) -> Any:
-        # Connections belong to the event loop that opened them: one client per loop,
-        # closed by that loop's shutdown (asyncio.run, a notebook kernel exiting).
-        loop = asyncio.get_running_loop()
-        entry = self._async_clients.get(loop)
-        if entry is None:
-            # The first import of the SDK takes seconds: in a worker thread, so every
-            # other coroutine of the loop (a Shiny app's) goes on meanwhile.
-            client = await asyncio.to_thread(self._new_async_client)
-            raced = self._async_clients.get(loop)
-            if raced is not None:  # another call of this loop made one meanwhile
-                await client.close()
-                return raced[0]
-            closer = _close_with_loop(client)
-            await anext(closer)
-            entry = self._async_clients[loop] = (client, closer)
-        return entry[0]
+        return await self._async_clients.get()
 
     def _new_async_client(self) -> Any:
         import anthropic
@@ -495,48 +485,6 @@ class AnthropicProvider(Provider):
         return args
 
 
-class _Events:
-    """A response as events; errors while reading become provider errors."""
-
-    __slots__ = ("_close", "_source")
-
-    def __init__(
-        self, source: Iterator[dict[str, Any]], response: Any, close: Callable[[], Any]
-    ) -> None:
-        self._source = _translating(source, response)
-        self._close = close
-
-    def __iter__(self) -> _Events:
-        return self
-
-    def __next__(self) -> dict[str, Any]:
-        return next(self._source)
-
-    def close(self) -> None:
-        with suppress(Exception):  # the connection is being dropped anyway
-            self._close()
-
-
-class _AsyncEvents:
-    __slots__ = ("_close", "_source")
-
-    def __init__(
-        self, source: AsyncIterator[dict[str, Any]], response: Any, close: Callable[[], Any]
-    ) -> None:
-        self._source = _translating_async(source, response)
-        self._close = close
-
-    def __aiter__(self) -> _AsyncEvents:
-        return self
-
-    async def __anext__(self) -> dict[str, Any]:
-        return await anext(self._source)
-
-    async def aclose(self) -> None:
-        with suppress(Exception):  # the connection is being dropped anyway
-            await self._close()
-
-
 def status_error(event: dict[str, Any], response: Any) -> ProviderError:
     """An ``error`` event mid-stream (overloaded, mid-answer) as our provider error and,
     as the SDK raises it, an ``anthropic.APIStatusError`` too: chatlas code catching the
@@ -545,7 +493,7 @@ def status_error(event: dict[str, Any], response: Any) -> ProviderError:
 
     ours = stream_error(event)
     http = response.http_response  # the SDK's wrapper holds the HTTP response
-    return _bridged(ours, anthropic.APIStatusError(ours.message, response=http, body=event))
+    return bridged(ours, anthropic.APIStatusError(ours.message, response=http, body=event))
 
 
 def _translating(source: Iterator[dict[str, Any]], response: Any) -> Iterator[dict[str, Any]]:
@@ -566,38 +514,6 @@ async def _translating_async(
             if event.get("type") == "error":
                 raise status_error(event, response)
             yield event
-
-
-def split_http_client(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The SDK client arguments for the sync and the async client: an ``http_client``
-    goes only to the client of its kind (an httpx ``AsyncClient`` to the async one, a
-    ``Client`` to the sync one), as chatlas splits them, so a sync client never breaks
-    ``chat_async()``."""
-    client = kwargs.get("http_client")
-    kinds = {cls.__name__ for cls in type(client).__mro__ if _from_httpx(cls)}
-    rest = {k: v for k, v in kwargs.items() if k != "http_client"}
-    if "AsyncClient" in kinds:
-        return rest, kwargs
-    if "Client" in kinds:
-        return kwargs, rest
-    return kwargs, kwargs
-
-
-def _from_httpx(cls: type) -> bool:
-    return str(getattr(cls, "__module__", "")).partition(".")[0] in ("httpx", "httpx2")
-
-
-def _close_quietly(client: Any) -> None:
-    with suppress(Exception):
-        client.close()
-
-
-async def _close_with_loop(client: Any) -> AsyncGenerator[None]:
-    """An async generator left suspended: the loop's ``shutdown_asyncgens`` closes it."""
-    try:
-        yield
-    finally:
-        await client.close()
 
 
 def sdk_message(turn: Turn) -> Any:
@@ -622,16 +538,6 @@ def _replayed(read: Callable[[], bytes]) -> Iterator[dict[str, Any]]:
 
 async def _replayed_async(read: Callable[[], Any]) -> AsyncIterator[dict[str, Any]]:
     for event in message_events(orjson.loads(await read())):
-        yield event
-
-
-async def _parse_sse_async(chunks: AsyncIterator[bytes]) -> AsyncIterator[dict[str, Any]]:
-    decoder = SSEDecoder()
-    async for chunk in chunks:
-        for event in decoder.feed(chunk):
-            yield event
-    event = decoder.flush()
-    if event is not None:
         yield event
 
 
@@ -722,72 +628,23 @@ def translate_error(error: BaseException) -> BaseException:
         ours = cls(
             f"{status} {error_type}: {message}",
             status_code=status,
-            retry_after=_retry_after(error.response.headers),
+            retry_after=retry_after(error.response.headers),
             error_type=error_type,
         )
-        return _bridged(ours, error)
+        return bridged(ours, error)
     if isinstance(error, anthropic.APITimeoutError):
-        return _bridged(ProviderConnectionError("the request to Anthropic timed out"), error)
+        return bridged(ProviderConnectionError("the request to Anthropic timed out"), error)
     if isinstance(error, anthropic.APIConnectionError):
         ours = ProviderConnectionError(
             f"could not connect to Anthropic: {error.__cause__ or error}"
         )
-        return _bridged(ours, error)
+        return bridged(ours, error)
     if isinstance(error, TypeError) and "authentication method" in str(error):
         return AuthenticationError(f"no usable credentials: {error}")
     if isinstance(error, (httpx2.HTTPError, OSError)):
         return ProviderConnectionError(
             f"the response could not be read: {type(error).__name__}: {error}"
         )
-    return error
-
-
-_BRIDGES: dict[tuple[type[BaseException], type[BaseException]], type[ProviderError]] = {}
-_OURS = ("message", "status_code", "retry_after", "error_type")
-
-
-def _bridged(ours: ProviderError, sdk_error: BaseException) -> ProviderError:
-    """``ours``, made an instance of ``sdk_error``'s class as well.
-
-    Its class subclasses both (made on first use and cached, one per pair); it carries
-    the SDK error's attributes (``response``, ``body``, ``request``, ``request_id``...)
-    and ours (``message``, ``status_code``, ``retry_after``, ``error_type``; ``message``
-    is ours, as ``str(error)`` is). Pickled or copied, it is our class alone: the SDK's
-    objects (an HTTP response) do not travel.
-    """
-    key = (type(ours), type(sdk_error))
-    cls = _BRIDGES.get(key)
-    if cls is None:
-        cls = _BRIDGES.setdefault(key, _bridge_class(*key))
-    bridged = cls.__new__(cls, *ours.args)
-    Exception.__init__(bridged, *ours.args)
-    bridged.__dict__.update(sdk_error.__dict__)
-    bridged.__dict__.update(ours.__dict__)
-    return bridged
-
-
-def _bridge_class(ours: type[BaseException], sdk: type[BaseException]) -> type[ProviderError]:
-    def __reduce__(self: ProviderError) -> tuple[Any, ...]:
-        state = {k: v for k, v in self.__dict__.items() if k in _OURS}
-        return _plain_error, (ours, self.args, state)
-
-    namespace = {
-        "__module__": ours.__module__,
-        "__qualname__": ours.__qualname__,
-        "__doc__": ours.__doc__,
-        "__reduce__": __reduce__,
-    }
-    made: Any = type(ours.__name__, (ours, sdk), namespace)
-    return made
-
-
-def _plain_error(
-    cls: type[ProviderError], args: tuple[Any, ...], state: dict[str, Any]
-) -> ProviderError:
-    """An error of our class alone, from a bridged one's arguments and our attributes."""
-    error = cls.__new__(cls, *args)
-    Exception.__init__(error, *args)
-    error.__dict__.update(state)
     return error
 
 
@@ -798,15 +655,3 @@ def _error_body(body: object, fallback: str) -> tuple[str, str]:
             details: dict[str, Any] = inner  # pyright: ignore[reportUnknownVariableType]
             return str(details.get("type", "error")), str(details.get("message", fallback))
     return "error", fallback
-
-
-def _retry_after(headers: Any) -> float | None:
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        raw = headers.get(name)
-        if raw is None:
-            continue
-        try:
-            return float(raw) * scale
-        except ValueError:
-            continue
-    return None
