@@ -217,8 +217,9 @@ def render_reply(reply: Reply, body: Mapping[str, Any], counters: Counters) -> R
 
 def _tool_use_ids(body: Mapping[str, Any]) -> Iterator[object]:
     """The ids of the tool calls in a request's conversation."""
-    for message in body.get("messages") or ():
-        content = message.get("content") if isinstance(message, dict) else None
+    messages: Any = body.get("messages") or ()
+    for message in messages:
+        content: Any = message.get("content") if isinstance(message, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         if isinstance(content, list):
             for block in content:  # pyright: ignore[reportUnknownVariableType]
                 if isinstance(block, dict) and block.get("type") == "tool_use":  # pyright: ignore[reportUnknownMemberType]
