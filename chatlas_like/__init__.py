@@ -1,6 +1,7 @@
-"""chatlas_like: a tool-calling chat client for Anthropic's Messages API.
+"""chatlas_like: a tool-calling chat client for Anthropic's Messages API, OpenAI's
+Responses and Chat Completions APIs, and the servers that speak the latter.
 
-Importing the package loads neither the anthropic SDK, pandas, numpy, pydantic, rich
+Importing the package loads neither the anthropic nor the openai SDK, pandas, numpy, pydantic, rich
 nor htmltools; each loads when first needed. Names used less often (batch and parallel
 chats, the result store, content helpers, server tools, files, templates) load on first
 access too.
@@ -76,7 +77,22 @@ __all__ = [
     "CallOptions",
     "Chat",
     "ChatAnthropic",
+    "ChatAzureOpenAI",
+    "ChatAzureOpenAICompletions",
+    "ChatCloudflare",
+    "ChatDatabricks",
+    "ChatDeepSeek",
+    "ChatGroq",
+    "ChatHuggingFace",
+    "ChatLMStudio",
+    "ChatMistral",
+    "ChatOllama",
+    "ChatOpenAI",
+    "ChatOpenAICompletions",
+    "ChatOpenRouter",
     "ChatOptions",
+    "ChatPerplexity",
+    "ChatPortkey",
     "ChatResponse",
     "ChatResponseAsync",
     "ChatStream",
@@ -172,6 +188,25 @@ __all__ = [
 if TYPE_CHECKING:
     from . import types
     from ._batch import batch_chat, batch_chat_completed, batch_chat_structured, batch_chat_text
+    from ._constructors.compatible import (
+        ChatCloudflare,
+        ChatDatabricks,
+        ChatDeepSeek,
+        ChatGroq,
+        ChatHuggingFace,
+        ChatLMStudio,
+        ChatMistral,
+        ChatOllama,
+        ChatOpenRouter,
+        ChatPerplexity,
+        ChatPortkey,
+    )
+    from ._constructors.openai import (
+        ChatAzureOpenAI,
+        ChatAzureOpenAICompletions,
+        ChatOpenAI,
+        ChatOpenAICompletions,
+    )
     from ._core.content_files import (
         content_document_file,
         content_document_url,
@@ -205,6 +240,21 @@ if TYPE_CHECKING:
 # Loaded on first access: {public name: module} ("" for a submodule of that name).
 _LAZY: dict[str, str] = {
     "types": "",
+    "ChatAzureOpenAI": "_constructors.openai",
+    "ChatAzureOpenAICompletions": "_constructors.openai",
+    "ChatOpenAI": "_constructors.openai",
+    "ChatOpenAICompletions": "_constructors.openai",
+    "ChatCloudflare": "_constructors.compatible",
+    "ChatDatabricks": "_constructors.compatible",
+    "ChatDeepSeek": "_constructors.compatible",
+    "ChatGroq": "_constructors.compatible",
+    "ChatHuggingFace": "_constructors.compatible",
+    "ChatLMStudio": "_constructors.compatible",
+    "ChatMistral": "_constructors.compatible",
+    "ChatOllama": "_constructors.compatible",
+    "ChatOpenRouter": "_constructors.compatible",
+    "ChatPerplexity": "_constructors.compatible",
+    "ChatPortkey": "_constructors.compatible",
     "batch_chat": "_batch",
     "batch_chat_completed": "_batch",
     "batch_chat_structured": "_batch",

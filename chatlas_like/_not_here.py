@@ -13,28 +13,15 @@ from ._core.errors import ChatlasLikeError
 __all__ = ["NOT_HERE", "NotInChatlasLikeError", "not_here"]
 
 _ONLY_ANTHROPIC = (
-    "chatlas_like talks only to Anthropic's Messages API: use ChatAnthropic(model=...), "
-    "e.g. ChatAnthropic(model='claude-sonnet-4-5')"
+    "chatlas_like talks to Anthropic's Messages API (ChatAnthropic), OpenAI's APIs "
+    "(ChatOpenAI, ChatOpenAICompletions) and the servers speaking Chat Completions "
+    "(ChatOllama, ChatGroq...): use one of those, or ChatOpenAICompletions(base_url=...) "
+    "for a gateway that speaks OpenAI's API"
 )
 _OTHER_PROVIDERS = {
-    "ChatAzureOpenAI": "Azure OpenAI",
-    "ChatAzureOpenAICompletions": "Azure OpenAI",
     "ChatBedrock": "AWS Bedrock",
-    "ChatCloudflare": "Cloudflare Workers AI",
-    "ChatDatabricks": "Databricks",
-    "ChatDeepSeek": "DeepSeek",
     "ChatGithub": "GitHub Models",
     "ChatGoogle": "Google Gemini",
-    "ChatGroq": "Groq",
-    "ChatHuggingFace": "Hugging Face",
-    "ChatLMStudio": "LM Studio",
-    "ChatMistral": "Mistral",
-    "ChatOllama": "Ollama",
-    "ChatOpenAI": "OpenAI",
-    "ChatOpenAICompletions": "OpenAI",
-    "ChatOpenRouter": "OpenRouter",
-    "ChatPerplexity": "Perplexity",
-    "ChatPortkey": "Portkey",
     "ChatPosit": "Posit AI",
     "ChatSnowflake": "Snowflake Cortex",
     "ChatVertex": "Google Vertex AI",

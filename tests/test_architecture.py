@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
         "shiny",
         "_chat",
         "_chat_anthropic",
+        "_constructors",
         "_parallel",
         "_batch",
         "_interpolate",
@@ -40,7 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("_display",),  # renderings and the echo sinks
     ("_observe",),  # logging, OpenTelemetry, token counts
     ("_run",),  # the turn loop, its drivers, limits, retries, the echo interface
-    ("providers",),  # the provider interface, and Anthropic's behind it
+    ("providers",),  # the provider interface, and Anthropic's and OpenAI's behind it
     ("_tools",),  # tools from functions, the runner, finalising results
     ("_core",),  # content, turns, tool results, formatting, errors: imports nothing of ours
 ]

@@ -22,7 +22,15 @@ from typing import Any
 
 import orjson
 
-__all__ = ["Counters", "Reply", "Response", "ScriptedModel", "render_reply"]
+__all__ = [
+    "Counters",
+    "Reply",
+    "Response",
+    "ScriptedModel",
+    "render_reply",
+    "split_parts",
+    "split_text",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +144,7 @@ class Response:
     delay: float = 0.0
     event_delay: float = 0.0
     dropped: bool = False
+    done_marker: bool = False  # end the stream with ``data: [DONE]`` (Chat Completions)
 
 
 class Counters:
@@ -317,7 +326,7 @@ def _block_events(index: int, block: dict[str, Any], reply: Reply) -> list[dict[
         start: dict[str, Any] = {"type": "text", "text": ""}
         deltas = [
             {"type": "text_delta", "text": part}
-            for part in _split_text(block["text"], reply.text_chunks)
+            for part in split_text(block["text"], reply.text_chunks)
         ]
         if "citations" in block:  # as the API streams cited text: citations first
             start = {"citations": [], "type": "text", "text": ""}
@@ -332,7 +341,7 @@ def _block_events(index: int, block: dict[str, Any], reply: Reply) -> list[dict[
         # The API's first argument delta is always empty.
         deltas = [
             {"type": "input_json_delta", "partial_json": p}
-            for p in ["", *_split(raw, reply.json_chunks)]
+            for p in ["", *split_parts(raw, reply.json_chunks)]
         ]
     elif kind == "thinking":
         start = {"type": "thinking", "thinking": "", "signature": ""}
@@ -349,14 +358,16 @@ def _block_events(index: int, block: dict[str, Any], reply: Reply) -> list[dict[
     return events
 
 
-def _split_text(text: str, chunks: int | None) -> list[str]:
+def split_text(text: str, chunks: int | None) -> list[str]:
+    """A text in ``chunks`` pieces, or one piece per word."""
     if chunks is None:
         words = text.split(" ")
         return [w + " " for w in words[:-1]] + [words[-1]] if text else []
-    return _split(text, chunks)
+    return split_parts(text, chunks)
 
 
-def _split(text: str, chunks: int) -> list[str]:
+def split_parts(text: str, chunks: int) -> list[str]:
+    """A text in ``chunks`` pieces of about equal length."""
     if not text:
         return []
     chunks = max(1, min(chunks, len(text)))

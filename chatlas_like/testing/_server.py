@@ -1,4 +1,6 @@
-"""A real HTTP server on 127.0.0.1 that speaks Anthropic's Messages API.
+"""A real HTTP server on 127.0.0.1 that speaks Anthropic's Messages API and OpenAI's two
+APIs (``POST /v1/responses``, ``POST /v1/chat/completions``: see
+:mod:`chatlas_like.testing._openai`; point the ``openai`` SDK at ``server.openai_url``).
 
 ``POST /v1/messages`` (JSON or server-sent events, as the request asks),
 ``POST /v1/messages/count_tokens``, ``GET /v1/models``, the Message Batches routes
@@ -31,6 +33,7 @@ import orjson
 from .._tools.workers import leave_signals_to_main_thread
 from ._batches import MessageBatches
 from ._files import FileStore
+from ._openai import openai_error, render_completion, render_response, validate_openai
 from ._requests import Backend, RecordedRequest
 from ._scripted import Counters, Reply, Response, ScriptedModel, render_reply
 from ._validator import Rejection, validate_request
@@ -44,16 +47,23 @@ DEFAULT_MODELS = (
 _CHUNK_BYTES = 16 * 1024
 
 
+_RENDERERS = {
+    "/v1/messages": render_reply,
+    "/v1/responses": render_response,
+    "/v1/chat/completions": render_completion,
+}
+
+
 class _ScriptedBackend:
     def __init__(self, model: ScriptedModel) -> None:
         self.model = model
 
     def handle(self, request: RecordedRequest, counters: Counters) -> Response | None:
-        if request.method == "POST" and request.path == "/v1/messages":
-            return render_reply(
-                self.model.reply_for(request.body or {}), request.body or {}, counters
-            )
-        return None
+        render = _RENDERERS.get(request.path) if request.method == "POST" else None
+        if render is None:
+            return None
+        body: dict[str, Any] = request.body or {}
+        return render(self.model.reply_for(body), body, counters)
 
 
 class LoopbackServer:
@@ -130,14 +140,24 @@ class LoopbackServer:
     # -- what it saw -------------------------------------------------------------------------
 
     def message_requests(self) -> list[dict[str, Any]]:
-        """The bodies of the ``POST /v1/messages`` requests, in order."""
-        return [r.body for r in self.requests if r.path == "/v1/messages" and r.method == "POST"]
+        """The bodies of the model requests, in order: ``POST /v1/messages`` (Anthropic),
+        ``/v1/responses`` or ``/v1/chat/completions`` (OpenAI)."""
+        return [r.body for r in self.requests if r.path in _RENDERERS and r.method == "POST"]
+
+    @property
+    def openai_url(self) -> str:
+        """The base URL to give the ``openai`` SDK (``http://127.0.0.1:PORT/v1``)."""
+        return self.url + "/v1"
 
     # -- answering ---------------------------------------------------------------------------
 
     def answer(self, request: RecordedRequest) -> Response:
         with self._lock:
             self.requests.append(request)
+        if request.method == "POST" and request.path in _OPENAI_PATHS:
+            rejected = self._check_openai(request)
+            if rejected is not None:
+                return rejected
         endpoint = _ENDPOINTS.get(request.path) if request.method == "POST" else None
         if endpoint is not None:
             body: Any = request.body
@@ -153,13 +173,26 @@ class LoopbackServer:
         if endpoint == "count_tokens":
             return Response(json={"input_tokens": _estimate_input(request.body)})
         if request.path.startswith("/v1/models") and request.method == "GET":
+            if "anthropic-version" not in request.headers:  # the openai SDK's request
+                return Response(json=_openai_models())
             return Response(json=_models_page())
+        if request.path == "/api/tags" and request.method == "GET":  # Ollama's model list
+            return Response(json=_ollama_tags())
         files = self.files.handle(
             request.method, request.path, request.headers, request.raw, self.counters
         )
         if files is not None:
             return files
         return _error(404, "not_found_error", f"no route for {request.method} {request.path}")
+
+    def _check_openai(self, request: RecordedRequest) -> Response | None:
+        body: Any = request.body
+        if not isinstance(body, dict):
+            return openai_error(400, "We could not parse the JSON body of your request.")
+        if not self.validate:
+            return None
+        problem = validate_openai(request.path, cast(dict[str, Any], body))
+        return openai_error(400, problem) if problem is not None else None
 
     def _check(self, body: dict[str, Any], size: int, endpoint: str) -> Response | None:
         try:
@@ -175,6 +208,24 @@ class LoopbackServer:
 
 
 _ENDPOINTS = {"/v1/messages": "messages", "/v1/messages/count_tokens": "count_tokens"}
+_OPENAI_PATHS = frozenset({"/v1/responses", "/v1/chat/completions"})
+# What GET /v1/models lists to the openai SDK, and Ollama's /api/tags.
+OPENAI_MODELS = (("gpt-5.4", 1772668800), ("gpt-4.1", 1744243200), ("gpt-4.1-mini", 1744243200))
+
+
+def _openai_models() -> dict[str, Any]:
+    data = [
+        {"id": i, "object": "model", "created": c, "owned_by": "system"} for i, c in OPENAI_MODELS
+    ]
+    return {"object": "list", "data": data}
+
+
+def _ollama_tags() -> dict[str, Any]:
+    models = [
+        {"name": "llama3.2:latest", "modified_at": "2026-01-01T00:00:00Z", "size": 2019393189},
+        {"name": "qwen3:8b", "modified_at": "2026-01-01T00:00:00Z", "size": 5225388164},
+    ]
+    return {"models": models}
 
 
 def _estimate_input(body: Any) -> int:
@@ -284,14 +335,16 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if response.garble_at == i:
                 data = b'event: content_block_delta\ndata: {"type": "content_block_delta", "ind\n\n'
-            else:
+            elif "type" in event:
                 data = (
                     b"event: "
-                    + event["type"].encode()
+                    + str(event["type"]).encode()
                     + b"\ndata: "
                     + orjson.dumps(event)
                     + b"\n\n"
                 )
+            else:  # Chat Completions chunks are data alone
+                data = b"data: " + orjson.dumps(event) + b"\n\n"
             buffer.append(data)
             size += len(data)
             if response.event_delay:
@@ -301,6 +354,8 @@ class _Handler(BaseHTTPRequestHandler):
             elif size >= _CHUNK_BYTES:
                 self._chunk(b"".join(buffer))
                 buffer, size = [], 0
+        if response.done_marker:
+            buffer.append(b"data: [DONE]\n\n")
         if buffer:
             self._chunk(b"".join(buffer))
         self.wfile.write(b"0\r\n\r\n")

@@ -72,14 +72,14 @@ CHATLAS_NAMES = [
 ]
 
 
-def test_importing_another_provider_says_to_use_chat_anthropic() -> None:
+def test_importing_another_provider_names_the_providers_that_are_here() -> None:
     with pytest.raises(
-        ImportError, match=r"ChatOpenAI is chatlas's OpenAI provider.*ChatAnthropic"
+        ImportError, match=r"ChatGoogle is chatlas's Google Gemini provider.*ChatOpenAI"
     ):
-        from chatlas_like import ChatOpenAI  # noqa: F401  # pyright: ignore[reportAttributeAccessIssue, reportUnusedImport]
+        from chatlas_like import ChatGoogle  # noqa: F401  # pyright: ignore[reportAttributeAccessIssue, reportUnusedImport]
 
 
-def test_reading_another_provider_says_to_use_chat_anthropic() -> None:
+def test_reading_another_provider_names_the_providers_that_are_here() -> None:
     with pytest.raises(ImportError, match=r"Google Gemini provider.*ChatAnthropic"):
         chatlas_like.ChatGoogle  # noqa: B018  # pyright: ignore[reportAttributeAccessIssue]
 
@@ -97,7 +97,7 @@ def test_an_unknown_name_is_a_plain_attribute_error() -> None:
 @pytest.mark.parametrize("name", CHATLAS_NAMES)
 def test_every_chatlas_name_is_here_or_explained(name: str) -> None:
     if name in NOT_HERE:
-        with pytest.raises(ImportError, match="use ChatAnthropic"):
+        with pytest.raises(ImportError, match="ChatAnthropic"):
             getattr(chatlas_like, name)
     else:
         assert getattr(chatlas_like, name) is not None
