@@ -44,6 +44,8 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.setattr(socket, "getaddrinfo", _loopback_only)
 
 
@@ -140,6 +142,15 @@ def fixtures_dir() -> Path:
         pytest.skip(
             "recorded fixtures not found: set CHATLAS_LIKE_FIXTURES or put ../shared beside"
         )
+    return directory
+
+
+@pytest.fixture
+def openai_fixtures_dir() -> Path:
+    """OpenAI's recorded cassettes; skipped (a failure under CI) without them."""
+    directory = default_fixtures_dir("openai")
+    if directory is None:
+        pytest.skip("recorded OpenAI fixtures not found: put ../shared beside the checkout")
     return directory
 
 

@@ -36,15 +36,20 @@ class Interaction:
     response: bytes
 
 
-def default_fixtures_dir() -> Path | None:
-    """``$CHATLAS_LIKE_FIXTURES``, else ``../shared/fixtures/anthropic-recorded`` beside
-    the project checkout; None when neither exists."""
-    configured = os.environ.get("CHATLAS_LIKE_FIXTURES")
+def default_fixtures_dir(provider: str = "anthropic") -> Path | None:
+    """The recorded exchanges of ``provider`` (``"anthropic"`` or ``"openai"``):
+    ``$CHATLAS_LIKE_FIXTURES`` (Anthropic's) or ``$CHATLAS_LIKE_OPENAI_FIXTURES``, else
+    ``../shared/fixtures/<provider>-recorded`` beside the project checkout; None when
+    neither exists."""
+    variable = (
+        "CHATLAS_LIKE_FIXTURES" if provider == "anthropic" else "CHATLAS_LIKE_OPENAI_FIXTURES"
+    )
+    configured = os.environ.get(variable)
     if configured:
         path = Path(configured)
         return path if path.is_dir() else None
     root = Path(__file__).resolve().parents[2]
-    candidate = root.parent / "shared" / "fixtures" / "anthropic-recorded"
+    candidate = root.parent / "shared" / "fixtures" / f"{provider}-recorded"
     return candidate if candidate.is_dir() else None
 
 
