@@ -596,8 +596,8 @@ def test_the_system_prompt_property(api: Any) -> None:
 
 
 def test_other_providers_say_what_to_use_instead() -> None:
-    with pytest.raises(ImportError, match="use ChatAnthropic"):
-        ctl.ChatOpenAI()  # pyright: ignore[reportAttributeAccessIssue]
+    with pytest.raises(ImportError, match="ChatAnthropic"):
+        ctl.ChatGoogle()  # pyright: ignore[reportAttributeAccessIssue]
 
 
 # -- get-started/chat: save history, print, tokens and cost ------------------------------------

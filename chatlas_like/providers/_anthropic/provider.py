@@ -42,7 +42,7 @@ from ..._core.errors import (
     RequestTooLargeError,
     ServerError,
 )
-from ..._core.redact import redact_loggers, remember_secret
+from ..._core.redact import redact, redact_loggers, remember_secret
 from ..._core.turn import Turn
 from .._base import Provider
 from .._prices import get_token_price
@@ -625,8 +625,9 @@ def translate_error(error: BaseException) -> BaseException:
         status = error.status_code
         error_type, message = _error_body(error.body, error.message)
         cls = _STATUS_ERRORS.get(status) or (ServerError if status >= 500 else ProviderError)
+        # A provider may quote the key it refused: the message never carries it.
         ours = cls(
-            f"{status} {error_type}: {message}",
+            redact(f"{status} {error_type}: {message}"),
             status_code=status,
             retry_after=retry_after(error.response.headers),
             error_type=error_type,
