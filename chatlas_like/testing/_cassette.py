@@ -36,14 +36,16 @@ class Interaction:
     response: bytes
 
 
+# The environment variable naming each provider's folder (Anthropic's came first).
+_VARIABLES = {"anthropic": "CHATLAS_LIKE_FIXTURES"}
+
+
 def default_fixtures_dir(provider: str = "anthropic") -> Path | None:
     """The recorded exchanges of ``provider`` (``"anthropic"`` or ``"openai"``):
     ``$CHATLAS_LIKE_FIXTURES`` (Anthropic's) or ``$CHATLAS_LIKE_OPENAI_FIXTURES``, else
     ``../shared/fixtures/<provider>-recorded`` beside the project checkout; None when
     neither exists."""
-    variable = (
-        "CHATLAS_LIKE_FIXTURES" if provider == "anthropic" else "CHATLAS_LIKE_OPENAI_FIXTURES"
-    )
+    variable = _VARIABLES.get(provider, f"CHATLAS_LIKE_{provider.upper()}_FIXTURES")
     configured = os.environ.get(variable)
     if configured:
         path = Path(configured)
