@@ -75,12 +75,13 @@ def probe(kernel: str) -> list[list[Any]]:
     return [list(cell.outputs) for cell in notebook.cells]
 
 
-def test_there_are_four_notebooks() -> None:
+def test_there_are_five_notebooks() -> None:
     assert [p.name for p in NOTEBOOKS] == [
         "01-getting-started.ipynb",
         "02-tool-results.ipynb",
         "03-saving.ipynb",
         "04-durable.ipynb",
+        "05-providers.ipynb",
     ]
 
 

@@ -25,6 +25,10 @@ QUESTION = "Which region had the highest Q3 sales, and how much?"
 SYSTEM_PROMPT = "You are a terse sales analyst. Use the tools to look up figures."
 
 
+# The notebooks (by a word of their name) that need an extra beyond [demo].
+NOTEBOOK_EXTRAS = {"durable": "durable", "providers": "openai"}
+
+
 def quarterly_sales(region: str | None = None) -> Any:
     """Quarterly sales by region, in thousands of dollars.
 
@@ -154,9 +158,11 @@ def _next_steps(console: Any) -> None:
     notebooks = sorted(Path("notebooks").glob("*.ipynb")) if os.path.isdir("notebooks") else []
     if notebooks:
         what = f"{len(notebooks)} notebooks that run offline (docs/notebooks.md)"
-        durable = [n.name[:2] for n in notebooks if "durable" in n.name]
-        if durable:  # the one that needs more than [demo] says so before it fails
-            what += f"; {', '.join(durable)} needs pip install 'chatlas_like[durable]'"
+        # Those that need more than [demo] say so before they fail.
+        for topic, extra in NOTEBOOK_EXTRAS.items():
+            needing = [n.name[:2] for n in notebooks if topic in n.name]
+            if needing:
+                what += f"; {', '.join(needing)} needs pip install 'chatlas_like[{extra}]'"
         steps.append(("notebooks/", what))
     if os.path.isdir("docs"):
         steps.append(("docs/getting-started.md", "the guide; `make docs` builds the site"))

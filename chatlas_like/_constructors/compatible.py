@@ -199,7 +199,19 @@ def ChatOpenRouter(
     **options: Any,
 ) -> Chat:
     """Chat through OpenRouter (``OPENROUTER_API_KEY``); see :func:`ChatOllama` for the
-    parameters. Reasoning is sent back, as OpenRouter wants it."""
+    parameters. Reasoning is sent back, as OpenRouter wants it.
+
+    Parameters
+    ----------
+    system_prompt, model, api_key, base_url, seed, kwargs, **options
+        As for :func:`~chatlas_like.ChatOpenAICompletions` (``**options``: chat
+        options, see :class:`~chatlas_like.ChatOptions`).
+
+    Returns
+    -------
+    Chat
+        A chat talking to the model.
+    """
     client = dict(kwargs or {})
     client["default_headers"] = {
         "HTTP-Referer": "https://posit-dev.github.io/chatlas",
@@ -231,7 +243,19 @@ def ChatDeepSeek(
     **options: Any,
 ) -> Chat:
     """Chat with DeepSeek (``DEEPSEEK_API_KEY``); reasoning is sent back, as DeepSeek
-    wants it."""
+    wants it.
+
+    Parameters
+    ----------
+    system_prompt, model, api_key, base_url, seed, kwargs, **options
+        As for :func:`~chatlas_like.ChatOpenAICompletions` (``**options``: chat
+        options, see :class:`~chatlas_like.ChatOptions`).
+
+    Returns
+    -------
+    Chat
+        A chat talking to the model.
+    """
     return _chat(
         "DeepSeek",
         model=model or "deepseek-v4-flash",
@@ -256,7 +280,19 @@ def ChatGroq(
     kwargs: dict[str, Any] | None = None,
     **options: Any,
 ) -> Chat:
-    """Chat through Groq (``GROQ_API_KEY``)."""
+    """Chat through Groq (``GROQ_API_KEY``).
+
+    Parameters
+    ----------
+    system_prompt, model, api_key, base_url, seed, kwargs, **options
+        As for :func:`~chatlas_like.ChatOpenAICompletions` (``**options``: chat
+        options, see :class:`~chatlas_like.ChatOptions`).
+
+    Returns
+    -------
+    Chat
+        A chat talking to the model.
+    """
     return _chat(
         "Groq",
         model=model or "openai/gpt-oss-20b",
@@ -281,7 +317,19 @@ def ChatMistral(
     **options: Any,
 ) -> Chat:
     """Chat with Mistral (``MISTRAL_API_KEY``); a seed is sent as Mistral names it
-    (``random_seed``), and no ``stream_options``, which Mistral refuses."""
+    (``random_seed``), and no ``stream_options``, which Mistral refuses.
+
+    Parameters
+    ----------
+    system_prompt, model, api_key, base_url, seed, kwargs, **options
+        As for :func:`~chatlas_like.ChatOpenAICompletions` (``**options``: chat
+        options, see :class:`~chatlas_like.ChatOptions`).
+
+    Returns
+    -------
+    Chat
+        A chat talking to the model.
+    """
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise ValueError("MistralProvider only accepts an integer seed, or None.")
     return _chat(
@@ -308,7 +356,19 @@ def ChatPerplexity(
     kwargs: dict[str, Any] | None = None,
     **options: Any,
 ) -> Chat:
-    """Chat with Perplexity (``PERPLEXITY_API_KEY``)."""
+    """Chat with Perplexity (``PERPLEXITY_API_KEY``).
+
+    Parameters
+    ----------
+    system_prompt, model, api_key, base_url, seed, kwargs, **options
+        As for :func:`~chatlas_like.ChatOpenAICompletions` (``**options``: chat
+        options, see :class:`~chatlas_like.ChatOptions`).
+
+    Returns
+    -------
+    Chat
+        A chat talking to the model.
+    """
     return _chat(
         "Perplexity",
         model=model or "sonar",
@@ -330,7 +390,19 @@ def ChatHuggingFace(
     kwargs: dict[str, Any] | None = None,
     **options: Any,
 ) -> Chat:
-    """Chat through Hugging Face's inference router (``HUGGINGFACE_API_KEY``)."""
+    """Chat through Hugging Face's inference router (``HUGGINGFACE_API_KEY``).
+
+    Parameters
+    ----------
+    system_prompt, model, api_key, kwargs, **options
+        As for :func:`~chatlas_like.ChatOpenAICompletions` (``**options``: chat
+        options, see :class:`~chatlas_like.ChatOptions`).
+
+    Returns
+    -------
+    Chat
+        A chat talking to the model.
+    """
     return _chat(
         "HuggingFace",
         model=model or "Qwen/Qwen3-235B-A22B-Instruct-2507",
@@ -354,7 +426,21 @@ def ChatCloudflare(
     **options: Any,
 ) -> Chat:
     """Chat with Cloudflare Workers AI (``CLOUDFLARE_API_KEY``; the account from
-    ``account`` or ``CLOUDFLARE_ACCOUNT_ID``)."""
+    ``account`` or ``CLOUDFLARE_ACCOUNT_ID``).
+
+    Parameters
+    ----------
+    account
+        The Cloudflare account id.
+    system_prompt, model, api_key, seed, kwargs, **options
+        As for :func:`~chatlas_like.ChatOpenAICompletions` (``**options``: chat
+        options, see :class:`~chatlas_like.ChatOptions`).
+
+    Returns
+    -------
+    Chat
+        A chat talking to the model.
+    """
     account = account or os.environ.get("CLOUDFLARE_ACCOUNT_ID")
     if not account:
         raise ValueError(
@@ -383,7 +469,21 @@ def ChatDatabricks(
 ) -> Chat:
     """Chat with a Databricks model serving endpoint; authentication is the
     ``databricks-sdk``'s (``DATABRICKS_HOST`` and ``DATABRICKS_TOKEN``, or its unified
-    auth), which must be installed."""
+    auth), which must be installed.
+
+    Parameters
+    ----------
+    workspace_client
+        A ``databricks.sdk.WorkspaceClient``; made from the environment when None.
+    system_prompt, model, **options
+        As for :func:`~chatlas_like.ChatOpenAICompletions` (``**options``: chat
+        options, see :class:`~chatlas_like.ChatOptions`).
+
+    Returns
+    -------
+    Chat
+        A chat talking to the model.
+    """
     if workspace_client is None:
         try:
             from databricks.sdk import WorkspaceClient  # pyright: ignore[reportMissingImports, reportUnknownVariableType]
@@ -419,7 +519,21 @@ def ChatPortkey(
     **options: Any,
 ) -> Chat:
     """Chat through the Portkey AI gateway (``PORTKEY_API_KEY``; ``virtual_key`` or
-    ``PORTKEY_VIRTUAL_KEY``, which chatlas documents but does not read)."""
+    ``PORTKEY_VIRTUAL_KEY``, which chatlas documents but does not read).
+
+    Parameters
+    ----------
+    virtual_key
+        A Portkey virtual key (``x-portkey-virtual-key``).
+    system_prompt, model, api_key, base_url, kwargs, **options
+        As for :func:`~chatlas_like.ChatOpenAICompletions` (``**options``: chat
+        options, see :class:`~chatlas_like.ChatOptions`).
+
+    Returns
+    -------
+    Chat
+        A chat talking to the model.
+    """
     api_key = api_key or os.environ.get("PORTKEY_API_KEY")
     virtual_key = virtual_key or os.environ.get("PORTKEY_VIRTUAL_KEY")
     client = dict(kwargs or {})
