@@ -82,33 +82,52 @@ def _tool_result_bytes(body: Any) -> int:
     return total
 
 
-def reply_for(body: Mapping[str, Any]) -> Any:
+def _openai_results(body: Mapping[str, Any]) -> tuple[int, bool]:
+    """(tool results in the conversation, whether it ends with one) of an OpenAI request:
+    ``function_call_output`` items (Responses) or ``tool`` messages (Chat Completions)."""
+    items: list[Any] = list(body.get("input") or body.get("messages") or [])
+    flags = [
+        isinstance(i, dict) and (i.get("type") == "function_call_output" or i.get("role") == "tool")  # pyright: ignore[reportUnknownMemberType]
+        for i in items
+    ]
+    return sum(flags), bool(flags) and flags[-1]
+
+
+def reply_for(body: Mapping[str, Any], api: str = "anthropic") -> Any:
     """The scripted reply to ``body``, chosen by its model name."""
     from chatlas_like.testing import Reply
 
     parts = str(body.get("model", "")).split(":")
     script, args = (parts[1], parts[2:]) if len(parts) > 1 and parts[0] == "bench" else ("", [])
     messages: list[dict[str, Any]] = list(body.get("messages") or [])
+    if api == "anthropic":
+        done, answered = _tool_results(messages), _last_is_tool_result(messages)
+    else:
+        done, answered = _openai_results(body)
     if script == "hello":
         return Reply.text("Hello! How can I help you today?")
     if script in ("tool_round", "big"):
-        if _last_is_tool_result(messages):
+        if answered:
             return Reply.text("Done: the value is in the tool result.")
         return Reply.tool_call("lookup" if script == "tool_round" else "big", {"key": "alpha"})
     if script == "stream":
         return Reply.text("word " * int(args[0]), chunks=int(args[0]))
     if script in ("rounds", "echo"):
-        total, done = int(args[0]), _tool_results(messages)
+        total = int(args[0])
         if done >= total:
             return Reply.text(ECHO_FINAL_TEXT if script == "echo" else "Finished all rounds.")
         text = ECHO_STEP_TEXT.format(k=done + 1) if script == "echo" else None
         return Reply.tool_call("step", {"i": done + 1}, text=text)
     if script == "parallel":
         name, count = args[0], int(args[1])
-        if _last_is_tool_result(messages):
+        if answered:
             return Reply.text("All calls are done.")
         return Reply.tool_calls([(name, {"i": i}) for i in range(count)])
     return Reply.error(400, "invalid_request_error", f"unknown bench script {body.get('model')!r}")
+
+
+# OpenAI's two routes, by the API each speaks.
+_OPENAI = {"/v1/responses": "responses", "/v1/chat/completions": "completions"}
 
 
 class _BenchBackend:
@@ -130,9 +149,17 @@ class _BenchBackend:
             with self._lock:
                 log, self.log = self.log, []
             return Response(json=log)
-        if not (request.method == "POST" and request.path == "/v1/messages"):
+        if request.method != "POST":
             return None
         body = request.body or {}
+        if request.path in _OPENAI:
+            from chatlas_like.testing._openai import render_completion, render_response
+
+            api = _OPENAI[request.path]
+            render = render_response if api == "responses" else render_completion
+            return render(reply_for(body, api), body, counters)
+        if request.path != "/v1/messages":
+            return None
         model = str(body.get("model", ""))
         if model.startswith("bench:stream:") and body.get("stream"):
             return self._cached_stream(model, body, counters)
@@ -161,7 +188,7 @@ class _BenchBackend:
             for r in list(requests):
                 if r is keep:
                     continue
-                if r.path == "/v1/messages":
+                if r.path in ("/v1/messages", *_OPENAI):
                     model = r.body.get("model") if isinstance(r.body, dict) else None  # pyright: ignore[reportUnknownMemberType]
                     self.log.append(
                         {

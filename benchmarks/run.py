@@ -64,6 +64,7 @@ ROWS = (
     "parallel_chat",
     "shared_store",
     "long_context",
+    "openai_chat",
 )
 # Scripts written separately; run as subprocesses when present, their JSON merged.
 EXTERNAL_SCRIPTS = ("bench_format", "bench_store", "bench_read_api")
