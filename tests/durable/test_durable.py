@@ -131,6 +131,28 @@ def test_the_next_turn_continues_the_conversation_and_another_id_starts_afresh(
     assert [t.role for t in durable.get_turns("c-1")] == ["user", "assistant"] * 3
 
 
+@pytest.mark.parametrize("api", ["responses", "completions"])
+def test_a_durable_conversation_runs_its_tools_and_goes_on_over_openais_apis(
+    serve: Callable[..., LoopbackServer], launch: Callable[..., None], api: str
+) -> None:
+    from chatlas_like import ChatOpenAI, ChatOpenAICompletions
+
+    server = serve(
+        [Reply.tool_call("lookup", {"card": 42}), Reply.text(ANSWER), Reply.text("Hello there.")]
+    )
+    make = ChatOpenAI if api == "responses" else ChatOpenAICompletions
+    chat = make(base_url=server.openai_url, api_key="test", model="gpt-4.1")
+    chat.register_tool(lookup, annotations={"readOnlyHint": True})
+    durable = DurableChat(chat, name=unique(), poll_interval=0.05)
+    launch()
+    assert str(durable.chat("Is card 42 valid?", conversation_id="c-1", echo="none")) == ANSWER
+    assert str(durable.chat("hi", conversation_id="c-1", echo="none")) == "Hello there."
+    turns = durable.get_turns("c-1")
+    assert [t.role for t in turns] == ["user", "assistant"] * 3
+    assert [r.outcome for t in turns for r in t.tool_results] == ["success"]
+    assert [r.response_status for r in server.requests] == [200, 200, 200]  # the API's rules held
+
+
 def test_stream_yields_the_text_and_with_content_all_the_tool_calls_too(
     server: LoopbackServer, launch: Callable[..., None]
 ) -> None:

@@ -255,3 +255,34 @@ def test_a_users_tool_named_like_the_paging_tool_is_refused_not_replaced(
         chat.chat("hi", echo="none")
     assert server.message_requests() == []  # refused before anything was sent
     assert chat.get_tools()[0].func is read_tool_result  # yours is kept
+
+
+def _openai_results(body: dict[str, Any]) -> list[str]:
+    """The tool results an OpenAI request carries: function_call_output items or tool
+    messages, oldest first."""
+    items = body.get("input") or body.get("messages") or []
+    return [
+        str(i.get("output") if i.get("type") == "function_call_output" else i.get("content"))
+        for i in items
+        if i.get("type") == "function_call_output" or i.get("role") == "tool"
+    ]
+
+
+@pytest.mark.parametrize("api", ["responses", "completions"])
+def test_the_budget_elides_and_reads_back_the_same_on_openais_apis(serve: Any, api: str) -> None:
+    from chatlas_like import ChatOpenAI, ChatOpenAICompletions
+
+    rounds = 8
+    script = [Reply.tool_call("page", {"n": i}) for i in range(rounds)]
+    script += [Reply.tool_call("read_tool_result", {"sequence": 1}), Reply.text("1000.")]
+    server = serve(script)
+    make = ChatOpenAI if api == "responses" else ChatOpenAICompletions
+    chat = make(base_url=server.openai_url, api_key="test", model="gpt-4.1", context_budget=6_000)
+    chat.register_tool(page)
+    chat.chat("What is the code on page 0?", echo="none")
+    sent = _openai_results(server.message_requests()[-2])
+    assert sent[-1].startswith("page 7 says")  # the newest result is never elided
+    assert any(r.startswith("[Result elided") and "read_tool_result(sequence=1)" in r for r in sent)
+    [read_back] = chat.get_turns()[-2].tool_results
+    assert read_back.outcome == "success"
+    assert "page 0 says the code is 1000." in str(read_back.value)
