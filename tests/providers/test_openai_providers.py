@@ -258,3 +258,17 @@ def test_a_result_for_a_call_the_model_never_made_is_refused_by_the_server(api: 
         )
         with pytest.raises(BadRequestError, match=r"call_never_made|role 'tool' must be"):
             chat.chat("and?", echo="none")
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_saved_chat_loads_back_on_the_same_api_without_its_key(api: str, tmp_path: Any) -> None:
+    with LoopbackServer([Reply.text("Hi there."), Reply.text("Again.")]) as server:
+        chat = chat_on(api, server, api_key=KEY)
+        chat.chat("Hello", echo="none")
+        path = tmp_path / "chat.json"
+        chat.save(path)
+        assert KEY not in path.read_text()
+        loaded = Chat.load(path, api_key=TEST_KEY, base_url=server.openai_url)
+        assert type(loaded.provider) is type(chat.provider)
+        assert str(loaded.chat("More?", echo="none")) == "Again."
+        assert [t.text for t in loaded.get_turns()] == ["Hello", "Hi there.", "More?", "Again."]

@@ -324,6 +324,7 @@ class ResponsesAccumulator:
         items: list[dict[str, Any]] = []
         for index in sorted(self._items.keys() | self._texts.keys()):
             item: dict[str, Any] = dict(self._items.get(index) or {"type": "message"})
+            item.setdefault("_done", False)  # still arriving: its arguments may be cut
             parts = self._texts.get(index)
             if parts is not None and item.get("type") == "function_call":
                 item["arguments"] = "".join(parts)
