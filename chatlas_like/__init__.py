@@ -79,6 +79,7 @@ __all__ = [
     "ChatAnthropic",
     "ChatAzureOpenAI",
     "ChatAzureOpenAICompletions",
+    "ChatBedrockAnthropic",
     "ChatCloudflare",
     "ChatDatabricks",
     "ChatDeepSeek",
@@ -188,6 +189,7 @@ __all__ = [
 if TYPE_CHECKING:
     from . import types
     from ._batch import batch_chat, batch_chat_completed, batch_chat_structured, batch_chat_text
+    from ._constructors.bedrock import ChatBedrockAnthropic
     from ._constructors.compatible import (
         ChatCloudflare,
         ChatDatabricks,
@@ -240,6 +242,7 @@ if TYPE_CHECKING:
 # Loaded on first access: {public name: module} ("" for a submodule of that name).
 _LAZY: dict[str, str] = {
     "types": "",
+    "ChatBedrockAnthropic": "_constructors.bedrock",
     "ChatAzureOpenAI": "_constructors.openai",
     "ChatAzureOpenAICompletions": "_constructors.openai",
     "ChatOpenAI": "_constructors.openai",

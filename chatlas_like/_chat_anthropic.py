@@ -21,7 +21,7 @@ from .providers._anthropic.schema import StructuredMode
 if TYPE_CHECKING:
     from ._store import ToolResultStore
 
-__all__ = ["ChatAnthropic"]
+__all__ = ["ChatAnthropic", "reasoning_kwargs"]
 
 
 def ChatAnthropic(
@@ -99,12 +99,12 @@ def ChatAnthropic(
         store=store,
         tenant_id=tenant_id,
         paging=paging,
-        kwargs_chat=_reasoning_kwargs(provider),
+        kwargs_chat=reasoning_kwargs(provider),
         **options,
     )
 
 
-def _reasoning_kwargs(provider: AnthropicProvider) -> dict[str, Any]:
+def reasoning_kwargs(provider: AnthropicProvider) -> dict[str, Any]:
     """The thinking settings as chatlas keeps them: in the chat's ``kwargs_chat`` (the
     provider sends the same; a chat file keeps them as ``reasoning``)."""
     if provider.thinking is None:

@@ -36,10 +36,6 @@ NOT_HERE: dict[str, str] = {
         f"ChatAuto picks one of chatlas's providers from a string; {_ONLY_ANTHROPIC} "
         "(the model name can come from your own setting)"
     ),
-    "ChatBedrockAnthropic": (
-        "Claude through AWS Bedrock is not supported; use ChatAnthropic with an Anthropic "
-        "API key, or base_url= for a gateway that speaks Anthropic's Messages API"
-    ),
 }
 
 

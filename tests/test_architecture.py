@@ -65,7 +65,14 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {
 }
 # Modules outside providers/ that may name Anthropic's provider: the public entry
 # points that build or re-export it.
-ANTHROPIC_ENTRY_POINTS = {"chatlas_like", "chatlas_like.types", "chatlas_like._chat_anthropic"}
+ANTHROPIC_ENTRY_POINTS = {
+    "chatlas_like",
+    "chatlas_like.types",
+    "chatlas_like._chat_anthropic",
+    "chatlas_like._constructors.bedrock",
+}
+# The constructors of OpenAI's chats are the only modules outside providers/ that know it.
+OPENAI_ENTRY_POINTS = {"chatlas_like._constructors.openai", "chatlas_like._constructors.compatible"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +278,26 @@ def test_only_providers_know_anthropic() -> None:
         if edge.target.startswith("chatlas_like.providers._anthropic"):
             outside = not edge.source.startswith("chatlas_like.providers")
             assert not outside or edge.source in ANTHROPIC_ENTRY_POINTS, edge
+
+
+def test_only_providers_and_the_openai_constructors_know_openai() -> None:
+    for edge in imports():
+        if edge.target.startswith("chatlas_like.providers._openai"):
+            outside = not edge.source.startswith("chatlas_like.providers")
+            assert not outside or edge.source in OPENAI_ENTRY_POINTS, edge
+
+
+def test_only_one_module_imports_the_openai_sdk() -> None:
+    importing = set()
+    for name, path in package_modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import) and any(
+                a.name.split(".")[0] == "openai" for a in node.names
+            ):
+                importing.add(name)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "openai":
+                importing.add(name)
+    assert importing == {"chatlas_like.providers._openai.provider"}
 
 
 def test_nothing_outside_providers_checks_a_providers_name_or_probes_it() -> None:

@@ -16,6 +16,7 @@ __all__ = ["provider_class", "saved_provider", "sdk_loggers"]
 
 _PROVIDERS: dict[str, str] = {
     "anthropic": "chatlas_like.providers._anthropic.provider:AnthropicProvider",
+    "aws/bedrock": "chatlas_like.providers._anthropic.provider:AnthropicBedrockProvider",
     "openai": "chatlas_like.providers._openai.provider:OpenAIResponsesProvider",
     "openai-completions": "chatlas_like.providers._openai.provider:OpenAICompletionsProvider",
 }

@@ -84,11 +84,6 @@ def test_reading_another_provider_names_the_providers_that_are_here() -> None:
         chatlas_like.ChatGoogle  # noqa: B018  # pyright: ignore[reportAttributeAccessIssue]
 
 
-def test_claude_on_bedrock_names_the_way_to_reach_claude() -> None:
-    with pytest.raises(ImportError, match="AWS Bedrock is not supported; use ChatAnthropic"):
-        chatlas_like.ChatBedrockAnthropic  # noqa: B018  # pyright: ignore[reportAttributeAccessIssue]
-
-
 def test_an_unknown_name_is_a_plain_attribute_error() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
         chatlas_like.Nope  # noqa: B018  # pyright: ignore[reportAttributeAccessIssue]

@@ -96,6 +96,30 @@ def test_a_constructor_makes_a_chat_offline_with_chatlas_defaults(
     assert (chat.provider.name, chat.provider.model) == (provider_name, model)
 
 
+def test_chat_bedrock_anthropic_makes_a_chat_offline_with_chatlas_defaults() -> None:
+    chat = chatlas_like.ChatBedrockAnthropic(aws_region="us-east-1", reasoning=2048)
+    assert (chat.provider.name, chat.provider.model) == (
+        "AWS/Bedrock",
+        "us.anthropic.claude-sonnet-5",
+    )
+    assert chat.kwargs_chat == {"thinking": {"type": "enabled", "budget_tokens": 2048}}
+    assert not chat.provider.supports_prefill()  # claude-sonnet-5, behind Bedrock's prefix
+
+
+def test_chat_bedrock_anthropic_without_botocore_says_how_to_install_it() -> None:
+    pytest.importorskip("anthropic")
+    try:
+        import botocore  # noqa: F401  # pyright: ignore[reportMissingImports, reportUnusedImport]
+    except ImportError:
+        pass
+    else:
+        pytest.skip("botocore is installed here: the request would be signed and sent")
+    chat = chatlas_like.ChatBedrockAnthropic(aws_region="us-east-1")
+    with pytest.raises(ImportError, match=r"pip install anthropic\[bedrock\]"):
+        chat.chat("hi", echo="none")
+    assert chat.get_turns() == []
+
+
 def test_chat_databricks_without_its_sdk_says_how_to_install_it() -> None:
     with pytest.raises(ImportError, match="pip install databricks-sdk"):
         chatlas_like.ChatDatabricks()

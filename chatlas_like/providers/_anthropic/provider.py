@@ -85,7 +85,9 @@ if TYPE_CHECKING:
     from ..._core.content import ContentUploaded
 
 __all__ = [
+    "BEDROCK_INSTALL",
     "NO_PREFILL_MODELS",
+    "AnthropicBedrockProvider",
     "AnthropicProvider",
     "sdk_errors",
     "sdk_message",
@@ -436,9 +438,7 @@ class AnthropicProvider(Provider):
 
     def _sync_client(self) -> Any:
         if self._client is None:
-            import anthropic
-
-            self._client = anthropic.Anthropic(**self._client_args(self._sync_kwargs))
+            self._client = self._make_client(False)
             # Pooled connections close with the provider, not at the GC's leisure.
             weakref.finalize(self, close_quietly, self._client)
         return self._client
@@ -458,11 +458,17 @@ class AnthropicProvider(Provider):
         return await self._async_clients.get()
 
     def _new_async_client(self) -> Any:
-        import anthropic
-
-        client = anthropic.AsyncAnthropic(**self._client_args(self._async_kwargs))
+        client = self._make_client(True)
         _create_parameters()  # reads the SDK's signature once, here too
         return client
+
+    def _make_client(self, is_async: bool) -> Any:
+        """The SDK client (the first call imports the SDK)."""
+        import anthropic
+
+        if is_async:
+            return anthropic.AsyncAnthropic(**self._client_args(self._async_kwargs))
+        return anthropic.Anthropic(**self._client_args(self._sync_kwargs))
 
     def _client_args(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
@@ -483,6 +489,74 @@ class AnthropicProvider(Provider):
         if self.base_url is not None:
             args["base_url"] = self.base_url
         return args
+
+
+class AnthropicBedrockProvider(AnthropicProvider):
+    """Claude on AWS Bedrock through the ``anthropic`` SDK's Bedrock client: the same
+    Messages API as :class:`AnthropicProvider`, authenticated with AWS credentials
+    (chatlas's ``AnthropicBedrockProvider``; needs ``pip install 'anthropic[bedrock]'``).
+
+    Parameters
+    ----------
+    aws
+        ``aws_secret_key``, ``aws_access_key``, ``aws_region``, ``aws_profile`` and
+        ``aws_session_token`` for the SDK (None: the AWS environment's).
+    **kwargs
+        As for :class:`AnthropicProvider` (no API key: AWS signs the requests).
+    """
+
+    name = "AWS/Bedrock"
+    label = "AWS/Bedrock"
+    # Bedrock has no message batches, files or model list of Anthropic's.
+    capabilities = Capabilities(paused_finish_reasons=frozenset({"pause_turn"}))
+    saved_fields: ClassVar[Mapping[str, str]] = {
+        k: v for k, v in AnthropicProvider.saved_fields.items() if k != "reasoning"
+    }
+
+    def __init__(self, *, aws: Mapping[str, str | None] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._aws = {k: v for k, v in (aws or {}).items() if v is not None}
+
+    def _make_client(self, is_async: bool) -> Any:
+        import importlib.util
+
+        # The SDK signs each request with botocore, imported only then: say so now.
+        if importlib.util.find_spec("botocore") is None:
+            raise ImportError(BEDROCK_INSTALL)
+        from anthropic.lib.bedrock import AnthropicBedrock, AsyncAnthropicBedrock
+
+        for secret in (self._aws.get("aws_secret_key"), self._aws.get("aws_session_token")):
+            remember_secret(secret)
+        redact_loggers((*self.sdk_loggers, "httpcore2", "botocore"))
+        kwargs = self._async_kwargs if is_async else self._sync_kwargs
+        args: dict[str, Any] = {"max_retries": 0, **self._aws, **kwargs}
+        if self.base_url is not None:
+            args["base_url"] = self.base_url
+        return AsyncAnthropicBedrock(**args) if is_async else AnthropicBedrock(**args)
+
+    def supports_prefill(self) -> bool:
+        # A Bedrock model id is Anthropic's behind a region and vendor prefix.
+        if self.prefill is not None:
+            return self.prefill
+        return not self.model.rpartition("anthropic.")[2].startswith(NO_PREFILL_MODELS)
+
+    def list_models(self) -> list[ModelInfo]:
+        raise self._unsupported("list its models (Bedrock lists them through boto3)")
+
+    def count_tokens(self, body: dict[str, Any]) -> int:
+        raise self._unsupported("count tokens")
+
+    def file_upload(self, source: FileSource) -> ContentUploaded:
+        raise self._unsupported("host files (Bedrock has no Files API)")
+
+    def file_list(self) -> list[FileMetadata]:
+        raise self._unsupported("host files (Bedrock has no Files API)")
+
+
+BEDROCK_INSTALL = (
+    "`ChatBedrockAnthropic()` requires the `anthropic` package with its Bedrock extra. "
+    "Install it with `pip install anthropic[bedrock]`."
+)
 
 
 def status_error(event: dict[str, Any], response: Any) -> ProviderError:
