@@ -176,6 +176,12 @@ class LoopbackServer:
             if "anthropic-version" not in request.headers:  # the openai SDK's request
                 return Response(json=_openai_models())
             return Response(json=_models_page())
+        if request.path == "/v1/responses/input_tokens" and request.method == "POST":
+            counted = {
+                "object": "response.input_tokens",
+                "input_tokens": _estimate_openai(request.body),
+            }
+            return Response(json=counted)
         if request.path == "/api/tags" and request.method == "GET":  # Ollama's model list
             return Response(json=_ollama_tags())
         files = self.files.handle(
@@ -232,6 +238,13 @@ def _estimate_input(body: Any) -> int:
     """About four bytes a token, over everything the model reads: messages, system, tools."""
     payload: dict[str, Any] = body if isinstance(body, dict) else {}  # pyright: ignore[reportUnknownVariableType]
     read = {k: payload.get(k) for k in ("system", "tools", "messages", "output_config")}
+    return max(1, len(orjson.dumps(read)) // 4)
+
+
+def _estimate_openai(body: Any) -> int:
+    """About four bytes a token, over what the model reads of a Responses request."""
+    payload: dict[str, Any] = body if isinstance(body, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    read = {k: payload.get(k) for k in ("input", "tools", "text")}
     return max(1, len(orjson.dumps(read)) // 4)
 
 

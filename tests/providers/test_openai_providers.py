@@ -296,3 +296,19 @@ def test_a_saved_chat_loads_back_on_the_same_api_without_its_key(api: str, tmp_p
         assert type(loaded.provider) is type(chat.provider)
         assert str(loaded.chat("More?", echo="none")) == "Again."
         assert [t.text for t in loaded.get_turns()] == ["Hello", "Hi there.", "More?", "Again."]
+
+
+def test_token_count_on_the_responses_api_asks_its_count_endpoint_and_counts_tools() -> None:
+    with LoopbackServer([]) as server:
+        chat = chat_on("responses", server)
+        without = chat.token_count("What's the weather in Paris?")
+        chat.register_tool(get_date)
+        with_tool = chat.token_count("What's the weather in Paris?")
+        assert 0 < without < with_tool
+        assert [r.path for r in server.requests] == ["/v1/responses/input_tokens"] * 2
+        assert "tools" in server.requests[-1].body
+
+
+def test_token_count_on_chat_completions_says_the_api_has_no_count() -> None:
+    with LoopbackServer([]) as server, pytest.raises(NotImplementedError, match="count tokens"):
+        chat_on("completions", server).token_count("hi")

@@ -66,6 +66,8 @@ Api = Literal["responses", "completions"]
 # The SDK's own header for "hand me the raw response, streamed" (what its
 # ``with_streaming_response`` sets), so the body is read as it arrives.
 _RAW_STREAM: Any = {"headers": {"X-Stainless-Raw-Response": "stream"}}
+# What /responses/input_tokens takes of a request body.
+_COUNTED = frozenset({"input", "model", "tools", "text", "tool_choice", "reasoning"})
 _STATUS_ERRORS: dict[int, type[ProviderError]] = {
     400: BadRequestError,
     401: AuthenticationError,
@@ -250,6 +252,13 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         return responses.ResponsesAccumulator(structured, provider_key=self.key)
 
     path = "/responses"
+
+    def count_tokens(self, body: dict[str, Any]) -> int:
+        """Input tokens of a request body, by the API's ``/responses/input_tokens``."""
+        counted = {k: v for k, v in body.items() if k in _COUNTED}
+        with sdk_errors(self.name):
+            data = self._sync_client().post("/responses/input_tokens", cast_to=object, body=counted)
+        return int(as_map(data).get("input_tokens") or 0)
 
     def _replayed(self, data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         return responses.response_events(data)
