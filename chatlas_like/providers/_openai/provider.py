@@ -19,7 +19,7 @@ import weakref
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, cast
 
 import orjson
 
@@ -61,7 +61,6 @@ __all__ = [
 ]
 
 DEFAULT_MODEL = "gpt-5.6-terra"  # chatlas 0.23.0's default for ChatOpenAI
-Api = Literal["responses", "completions"]
 
 # The SDK's own header for "hand me the raw response, streamed" (what its
 # ``with_streaming_response`` sets), so the body is read as it arrives.
@@ -84,9 +83,8 @@ class _OpenAIProvider(Provider):
     name = "OpenAI"
     label = "OpenAI"
     prices: ClassVar[Mapping[str, TokenPrice]] = OPENAI_PRICES
-    sdk_loggers: ClassVar[tuple[str, ...]] = ("openai", "httpx")
+    sdk_loggers: ClassVar[tuple[str, ...]] = ("openai", "httpx2")
     saved_fields: ClassVar[Mapping[str, str]] = {"model": "str"}
-    api: ClassVar[Api]
 
     def __init__(
         self,
@@ -145,20 +143,20 @@ class _OpenAIProvider(Provider):
             # The body is sent as built: the SDK's typed ``create`` would walk it first
             # (its parameter transform costs ~2 ms per 100 items, a long chat's most).
             response = client.post(self.path, cast_to=object, body=body, options=_RAW_STREAM)
-        if body.get("stream"):
-            source: Iterator[dict[str, Any]] = parse_sse(response.iter_bytes())
-        else:
-            source = self._replayed(_json_object(response.read()))
+            if body.get("stream"):
+                source: Iterator[dict[str, Any]] = parse_sse(response.iter_bytes())
+            else:
+                source = self._replayed(_json_object(response.read()))
         return Events(_translating(source, self.name), response.http_response.close)
 
     async def open_async(self, body: dict[str, Any]) -> AsyncEvents:
         client = await self._async_clients.get()
         with sdk_errors(self.name):
             response = await client.post(self.path, cast_to=object, body=body, options=_RAW_STREAM)
-        if body.get("stream"):
-            source: AsyncIterator[dict[str, Any]] = parse_sse_async(response.iter_bytes())
-        else:
-            source = _aiter(self._replayed(_json_object(await response.read())))
+            if body.get("stream"):
+                source: AsyncIterator[dict[str, Any]] = parse_sse_async(response.iter_bytes())
+            else:
+                source = _aiter(self._replayed(_json_object(await response.read())))
         return AsyncEvents(_translating_async(source, self.name), response.http_response.aclose)
 
     def list_models(self) -> list[ModelInfo]:
@@ -202,7 +200,7 @@ class _OpenAIProvider(Provider):
             )
         # The SDK is loaded: its loggers (and its HTTP client's) redact as ours do.
         remember_secret(api_key)
-        redact_loggers((*self.sdk_loggers, "httpcore"))
+        redact_loggers((*self.sdk_loggers, "httpcore2"))
         args: dict[str, Any] = {"api_key": api_key, "max_retries": 0, **kwargs}
         if self.base_url is not None:
             args["base_url"] = self.base_url
@@ -242,8 +240,6 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         The provider's name as people read it (``"OpenAI"``; ``"Azure/OpenAI"``).
     """
 
-    api = "responses"
-
     def build_request(self, turns: Sequence[Turn], spec: RequestSpec) -> dict[str, Any]:
         return responses.build_request(turns, spec, model=self.model)
 
@@ -278,8 +274,6 @@ class OpenAICompletionsProvider(_OpenAIProvider):
     stream_options
         Ask for the usage in the stream's last chunk (Mistral and Databricks refuse it).
     """
-
-    api = "completions"
 
     def __init__(
         self, *, preserve_thinking: bool = False, stream_options: bool = True, **kwargs: Any
