@@ -104,6 +104,44 @@ def floor(url: str, params: dict[str, Any]) -> Sampler:
     return lambda: _measure(params, recorder, lambda: loop(sdk, model, prompt, tools))
 
 
+def floor_post(url: str, params: dict[str, Any]) -> Sampler:
+    """The same hand loop, each request sent through the SDK client's ``post`` (no
+    typed transform), as ours sends it: the floor of what the client must do."""
+    import openai
+
+    sdk = openai.OpenAI(api_key=API_KEY, base_url=url + "/v1", max_retries=0)
+    recorder = Recorder()
+    tools = _tools(params, recorder)
+    model = _model(params)
+    prompt = PROMPT if params["rounds"] == 1 else LONG_PROMPT
+    loop = _responses_loop if params["api"] == "responses" else _completions_loop
+    posting = _Posting(sdk)
+    return lambda: _measure(params, recorder, lambda: loop(posting, model, prompt, tools))
+
+
+class _Posting:
+    """``responses.create`` and ``chat.completions.create`` as plain posts of the body,
+    answered by the SDK's own parsed objects."""
+
+    def __init__(self, sdk: Any) -> None:
+        import openai.types.chat as chat_types
+        import openai.types.responses as response_types
+
+        def create(path: str, cast: Any) -> Any:
+            return lambda **body: sdk.post(path, body=body, cast_to=cast)
+
+        self.responses = _Resource(create("/responses", response_types.Response))
+        completions = _Resource(create("/chat/completions", chat_types.ChatCompletion))
+        self.chat = _Resource(None)
+        self.chat.completions = completions
+
+
+class _Resource:
+    def __init__(self, create: Any) -> None:
+        self.create = create
+        self.completions: Any = None
+
+
 def _responses_loop(sdk: Any, model: str, prompt: str, tools: dict[str, Any]) -> None:
     schemas = [
         {"type": "function", "name": n, "parameters": PARAMETERS[n], "strict": True} for n in tools
@@ -166,6 +204,23 @@ def _completions_loop(sdk: Any, model: str, prompt: str, tools: dict[str, Any]) 
             messages.append({"role": "tool", "tool_call_id": c.id, "content": output})
 
 
+def _against_post(label: str, what: str, samples: Any, key: str) -> Line:
+    """Ours against the hand loop posting its bodies through the SDK client (no typed
+    transform): what the client itself adds."""
+    return Line(
+        ROW,
+        f"{label}: {what}, per round, against the SDK's post() by hand (wall)",
+        "ms",
+        ours=samples.median("ours", key, 1e3),
+        floor=samples.median("post", key, 1e3),
+        chatlas=None,
+        target=f"<= {TARGET}x the SDK's post() by hand",
+        target_ratio=TARGET,
+        note="",
+        data={},
+    )
+
+
 def run(ctx: Context) -> list[Line]:
     lines: list[Line] = []
     rounds = ctx.size(300, 30)
@@ -176,11 +231,13 @@ def run(ctx: Context) -> list[Line]:
             {
                 "ours": ctx.side(NAME, "ours", ours, params),
                 "floor": ctx.side(NAME, "floor", floor, params),
+                "post": ctx.side(NAME, "floor_post", floor_post, params),
                 "chatlas": ctx.remote(NAME, params),
             },
             ctx.n(100, 8),
             warmup=3,
         )
+        lines.append(_against_post(label, "one tool round", samples, "wall"))
         lines.append(
             Line(
                 ROW,
@@ -200,9 +257,13 @@ def run(ctx: Context) -> list[Line]:
             {
                 "ours": ctx.side(NAME, "ours", ours, params),
                 "floor": ctx.side(NAME, "floor", floor, params),
+                "post": ctx.side(NAME, "floor_post", floor_post, params),
                 "chatlas": ctx.remote(NAME, params),
             },
             ctx.n(3, 1),
+        )
+        lines.append(
+            _against_post(label, f"last {window} of {rounds} rounds", samples, "last_wall")
         )
         lines.append(
             Line(
