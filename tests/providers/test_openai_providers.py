@@ -312,3 +312,21 @@ def test_token_count_on_the_responses_api_asks_its_count_endpoint_and_counts_too
 def test_token_count_on_chat_completions_says_the_api_has_no_count() -> None:
     with LoopbackServer([]) as server, pytest.raises(NotImplementedError, match="count tokens"):
         chat_on("completions", server).token_count("hi")
+
+
+def test_the_cost_follows_the_service_tier_the_response_was_served_at() -> None:
+    from chatlas_like.providers._openai.prices import OPENAI_PRICES
+
+    usage = {"input_tokens": 1_000, "output_tokens": 100, "cache_read_input_tokens": 200}
+    script = [Reply.text("Fast.").with_usage(**usage), Reply.text("Standard.").with_usage(**usage)]
+    with LoopbackServer(script) as server:
+        fast = chat_on("responses", server, model="gpt-5.4", service_tier="priority")
+        fast.chat("Hi", echo="none")
+        standard = chat_on("responses", server, model="gpt-5.4")
+        standard.chat("Hi", echo="none")
+    priority, plain = OPENAI_PRICES["gpt-5.4@priority"], OPENAI_PRICES["gpt-5.4"]
+    for chat, price in ((fast, priority), (standard, plain)):
+        turn = chat.get_last_turn()
+        assert turn is not None and turn.tokens == (1_000, 100, 200)  # cached apart, as chatlas
+        expected = (1_000 * price.input + 100 * price.output + 200 * price.cached_input) / 1e6
+        assert turn.cost == pytest.approx(expected)
