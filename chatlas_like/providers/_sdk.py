@@ -10,8 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import suppress
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterator,
+)
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from .._core.errors import ProviderError
@@ -22,6 +29,7 @@ __all__ = [
     "LoopClients",
     "bridged",
     "close_quietly",
+    "raised_as_ours",
     "retry_after",
     "split_http_client",
 ]
@@ -122,6 +130,23 @@ async def _close_with_loop(client: Any) -> AsyncGenerator[None]:
         yield
     finally:
         await client.close()
+
+
+@contextmanager
+def raised_as_ours(
+    translate: Callable[[BaseException], BaseException],
+) -> Generator[None, None, None]:
+    """Raise an SDK or transport error as ``translate`` makes it one of the library's
+    provider errors (one ``translate`` returns unchanged, a bug, is raised as it is)."""
+    try:
+        yield
+    except (ProviderError, StopIteration, StopAsyncIteration):
+        raise
+    except Exception as e:
+        translated = translate(e)
+        if translated is e:
+            raise
+        raise translated from e
 
 
 def close_quietly(client: Any) -> None:

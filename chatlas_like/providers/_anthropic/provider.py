@@ -17,12 +17,11 @@ import weakref
 from collections.abc import (
     AsyncIterator,
     Callable,
-    Generator,
     Iterator,
     Mapping,
     Sequence,
 )
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import date
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -52,6 +51,7 @@ from .._sdk import (
     LoopClients,
     bridged,
     close_quietly,
+    raised_as_ours,
     retry_after,
     split_http_client,
 )
@@ -668,18 +668,9 @@ def _sdk_arguments(body: dict[str, Any]) -> dict[str, Any]:
     return known
 
 
-@contextmanager
-def sdk_errors() -> Generator[None, None, None]:
+def sdk_errors() -> AbstractContextManager[None]:
     """Raise SDK and transport errors as the library's provider errors."""
-    try:
-        yield
-    except (ProviderError, StopIteration, StopAsyncIteration):
-        raise
-    except Exception as e:
-        translated = translate_error(e)
-        if translated is e:
-            raise
-        raise translated from e
+    return raised_as_ours(translate_error)
 
 
 def translate_error(error: BaseException) -> BaseException:

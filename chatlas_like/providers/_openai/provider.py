@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, date, datetime
 from typing import Any, ClassVar, cast
 
@@ -44,6 +44,7 @@ from .._sdk import (
     LoopClients,
     bridged,
     close_quietly,
+    raised_as_ours,
     retry_after,
     split_http_client,
 )
@@ -389,18 +390,9 @@ async def _translating_async(
             yield event
 
 
-@contextmanager
-def sdk_errors(name: str = "OpenAI") -> Generator[None, None, None]:
+def sdk_errors(name: str = "OpenAI") -> AbstractContextManager[None]:
     """Raise SDK and transport errors as the library's provider errors."""
-    try:
-        yield
-    except (ProviderError, StopIteration, StopAsyncIteration):
-        raise
-    except Exception as e:
-        translated = translate_error(e, name)
-        if translated is e:
-            raise
-        raise translated from e
+    return raised_as_ours(lambda e: translate_error(e, name))
 
 
 def translate_error(error: BaseException, name: str = "OpenAI") -> BaseException:
