@@ -271,3 +271,29 @@ def test_a_csv_document_is_read(replay: Any, tmp_path: Path) -> None:
     )
     assert "midwest" in str(response).lower()
     assert cassette.exhausted
+
+
+def test_a_web_search_answers_with_citations_that_mark_their_sources(replay: Any) -> None:
+    from chatlas_like import ContentCitation, ContentText, tool_web_search
+
+    make, cassette = replay("responses", "web_search")
+    chat = make(model="gpt-4.1")
+    chat.register_tool(tool_web_search())
+    answer = chat.chat(
+        "When was ggplot2 1.0.0 released to CRAN? Answer in YYYY-MM-DD format. "
+        "The CRAN archive page has this info.",
+        echo="none",
+    )
+    assert "2014-05-21" in str(answer).replace("\u2011", "-")
+    assert "May" in str(chat.chat("What month was that?", echo="none"))
+    assert cassette.sent[0]["tools"] == [{"type": "web_search"}]
+    assert [i.get("type") for i in cassette.sent[1]["input"]][1] == "web_search_call"
+    cites = [c for t in chat.get_turns() for c in t.contents if isinstance(c, ContentCitation)]
+    assert cites and all(c.source is not None and c.source.url for c in cites)
+    for turn in chat.get_turns():
+        text = "".join(c.text for c in turn.contents if type(c) is ContentText)
+        for c in (c for c in turn.contents if isinstance(c, ContentCitation)):
+            assert c.extra is not None and c.source is not None and c.grounded_span is None
+            marker = text[c.extra["start_index"] : c.extra["end_index"]]
+            assert marker.startswith("([") and f"]({c.source.url})" in marker
+    assert cassette.exhausted

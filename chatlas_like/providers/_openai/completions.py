@@ -111,6 +111,12 @@ def _params(params: Mapping[str, Any]) -> dict[str, Any]:
 def tool_definition(tool: Tool | ToolBuiltIn) -> dict[str, Any]:
     """A tool as the Chat Completions API declares it."""
     if isinstance(tool, ToolBuiltIn):
+        if str(tool.definition.get("type", "")).startswith(("web_search_", "web_fetch_")):
+            raise ValueError(
+                f"The `{tool.name}` built-in tool is not supported by the Chat Completions "
+                "API, which has no concept of provider-run tools. Consider registering a "
+                "custom tool, or an MCP server, with equivalent functionality instead."
+            )
         return tool.definition
     function: dict[str, Any] = {"name": tool.name, "parameters": tool.parameters}
     if tool.description:

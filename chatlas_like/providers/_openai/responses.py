@@ -16,11 +16,13 @@ A non-streamed response is replayed as the same events (``response_events``).
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
 
+from ..._core.callers import caller_stacklevel
 from ..._core.content import (
     Content,
     ContentCitation,
@@ -37,6 +39,7 @@ from ..._core.content import (
     ContentToolRequest,
     ContentUnknown,
     ContentUploaded,
+    WebSource,
     server_tool_request,
 )
 from ..._core.errors import ProviderError, RateLimitError, ServerError
@@ -124,7 +127,7 @@ def _params(params: Mapping[str, Any]) -> dict[str, Any]:
 def tool_definition(tool: Tool | ToolBuiltIn) -> dict[str, Any]:
     """A tool as the Responses API declares it (strict when its schema allows it)."""
     if isinstance(tool, ToolBuiltIn):
-        return tool.definition
+        return _built_in(tool.definition)
     return {
         "type": "function",
         "name": tool.name,
@@ -132,6 +135,34 @@ def tool_definition(tool: Tool | ToolBuiltIn) -> dict[str, Any]:
         "parameters": tool.parameters,
         "strict": is_strict(tool.parameters),
     }
+
+
+def _built_in(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """A provider-run tool as OpenAI runs it: ``tool_web_search()`` (its settings made
+    OpenAI's: allowed domains without their scheme, the user's location); any other
+    definition is sent as given."""
+    kind = str(definition.get("type", ""))
+    if kind.startswith("web_fetch_"):
+        raise ValueError(
+            "OpenAI's Responses API has no web fetch tool: register a function that "
+            "fetches the page instead, or use tool_web_search()"
+        )
+    if not kind.startswith("web_search_"):
+        return dict(definition)
+    made: dict[str, Any] = {"type": "web_search"}
+    allowed = definition.get("allowed_domains")
+    if allowed:
+        made["filters"] = {"allowed_domains": [re.sub(r"^https?://", "", d) for d in allowed]}
+    if definition.get("user_location"):
+        made["user_location"] = dict(definition["user_location"])
+    for setting in ("blocked_domains", "max_uses"):
+        if definition.get(setting):
+            warnings.warn(
+                f"OpenAI's web search has no {setting}: the setting is not sent",
+                UserWarning,
+                stacklevel=caller_stacklevel(),
+            )
+    return made
 
 
 def _ordered(turn: Turn) -> list[Content]:
@@ -268,6 +299,8 @@ class ResponsesAccumulator:
             delta = str(event.get("delta") or "")
             self._texts.setdefault(int(event.get("output_index") or 0), []).append(delta)
             return delta or None
+        if kind == "response.output_text.annotation.added":
+            return _citation(as_map(event.get("annotation")))
         if kind == "response.reasoning_summary_text.delta":
             thinking = str(event.get("delta") or "")
             return ContentThinkingDelta(thinking) if thinking else None
@@ -393,8 +426,10 @@ def _contents(item: Mapping[str, Any], structured: bool) -> list[Content]:
                     continue
                 except orjson.JSONDecodeError:
                     pass  # not the answer asked for: kept as text, extraction says so
-            annotations = [as_map(a) for a in as_list(part.get("annotations"))]
-            found.append(ContentText(text, {"annotations": annotations} if annotations else None))
+            found.append(ContentText(text))
+            # chatlas's citation items, after the text they are in (their extra says where)
+            cited = (_citation(as_map(a)) for a in as_list(part.get("annotations")))
+            found.extend(c for c in cited if c is not None)
         return found
     if kind == "function_call":
         name = str(item.get("name") or "")
@@ -423,6 +458,15 @@ def _contents(item: Mapping[str, Any], structured: bool) -> list[Content]:
         )
         return [server_tool_request(str(item.get("id") or ""), name, arguments, block)]
     return [ContentUnknown({k: v for k, v in item.items() if k != "_done"})]
+
+
+def _citation(annotation: Mapping[str, Any]) -> ContentCitation | None:
+    """A ``url_citation`` annotation as a citation of its page (None for other kinds)."""
+    if annotation.get("type") != "url_citation":
+        return None
+    title = annotation.get("title")
+    source = WebSource(url=str(annotation.get("url") or ""), title=str(title) if title else None)
+    return ContentCitation(source=source, extra=dict(annotation))
 
 
 def failed_error(response: Mapping[str, Any]) -> ProviderError:
