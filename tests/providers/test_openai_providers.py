@@ -330,3 +330,27 @@ def test_the_cost_follows_the_service_tier_the_response_was_served_at() -> None:
         assert turn is not None and turn.tokens == (1_000, 100, 200)  # cached apart, as chatlas
         expected = (1_000 * price.input + 100 * price.output + 200 * price.cached_input) / 1e6
         assert turn.cost == pytest.approx(expected)
+
+
+def test_a_reasoning_summary_is_thinking_and_goes_back_with_its_encrypted_content() -> None:
+    from chatlas_like import ContentThinking
+
+    reasoning = {
+        "type": "reasoning",
+        "id": "rs_1",
+        "status": "completed",
+        "summary": [{"type": "summary_text", "text": "Two plus two."}],
+        "encrypted_content": "opaque",
+    }
+    script = [Reply.blocks_of(reasoning, {"type": "text", "text": "4"}), Reply.text("Yes.")]
+    with LoopbackServer(script) as server:
+        chat = chat_on("responses", server, model="gpt-5.4", reasoning="low")
+        assert str(chat.chat("2+2?", echo="none")) == "4"
+        (thinking,) = [c for c in chat.get_turns()[1].contents if isinstance(c, ContentThinking)]
+        assert thinking.thinking == "Two plus two."
+        chat.chat("Sure?", echo="none")
+        first, second = server.message_requests()
+    assert first["reasoning"] == {"effort": "low", "summary": "auto"}
+    assert "reasoning.encrypted_content" in first["include"]
+    sent = [i for i in second["input"] if i.get("type") == "reasoning"]
+    assert sent == [{k: v for k, v in reasoning.items() if k != "status"}]
