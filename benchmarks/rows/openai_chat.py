@@ -225,58 +225,44 @@ def run(ctx: Context) -> list[Line]:
     lines: list[Line] = []
     rounds = ctx.size(300, 30)
     window = _window(rounds)
-    for api, label in (("responses", "ChatOpenAI"), ("completions", "ChatOpenAICompletions")):
-        params = {"api": api, "rounds": 1}
-        samples = ctx.interleave(
-            {
-                "ours": ctx.side(NAME, "ours", ours, params),
-                "floor": ctx.side(NAME, "floor", floor, params),
-                "post": ctx.side(NAME, "floor_post", floor_post, params),
-                "chatlas": ctx.remote(NAME, params),
-            },
-            ctx.n(100, 8),
-            warmup=3,
-        )
-        lines.append(_against_post(label, "one tool round", samples, "wall"))
-        lines.append(
-            Line(
-                ROW,
-                f"{label}: one tool round, per round (wall)",
-                "ms",
-                ours=samples.median("ours", "wall", 1e3),
-                floor=samples.median("floor", "wall", 1e3),
-                chatlas=samples.median("chatlas", "wall", 1e3),
-                target=f"<= {TARGET}x raw openai SDK",
-                target_ratio=TARGET,
-                note=samples.note(),
-                data=samples.to_json(),
-            )
-        )
-        params = {"api": api, "rounds": rounds}
-        samples = ctx.interleave(
-            {
-                "ours": ctx.side(NAME, "ours", ours, params),
-                "floor": ctx.side(NAME, "floor", floor, params),
-                "post": ctx.side(NAME, "floor_post", floor_post, params),
-                "chatlas": ctx.remote(NAME, params),
-            },
+    # (rounds, what the line says, the metric, samples, warm-up rounds)
+    shapes = [
+        (1, "one tool round", "one tool round", "wall", ctx.n(100, 8), 3),
+        (
+            rounds,
+            f"last {window} of {rounds} rounds",
+            f"last {window} of {rounds} tool rounds",
+            "last_wall",
             ctx.n(3, 1),
-        )
-        lines.append(
-            _against_post(label, f"last {window} of {rounds} rounds", samples, "last_wall")
-        )
-        lines.append(
-            Line(
-                ROW,
-                f"{label}: last {window} of {rounds} tool rounds, per round (wall)",
-                "ms",
-                ours=samples.median("ours", "last_wall", 1e3),
-                floor=samples.median("floor", "last_wall", 1e3),
-                chatlas=samples.median("chatlas", "last_wall", 1e3),
-                target=f"<= {TARGET}x raw openai SDK",
-                target_ratio=TARGET,
-                note=samples.note(),
-                data=samples.to_json(),
+            0,
+        ),
+    ]
+    for api, label in (("responses", "ChatOpenAI"), ("completions", "ChatOpenAICompletions")):
+        for count, short, what, key, n, warmup in shapes:
+            params = {"api": api, "rounds": count}
+            samples = ctx.interleave(
+                {
+                    "ours": ctx.side(NAME, "ours", ours, params),
+                    "floor": ctx.side(NAME, "floor", floor, params),
+                    "post": ctx.side(NAME, "floor_post", floor_post, params),
+                    "chatlas": ctx.remote(NAME, params),
+                },
+                n,
+                warmup=warmup,
             )
-        )
+            lines.append(_against_post(label, short, samples, key))
+            lines.append(
+                Line(
+                    ROW,
+                    f"{label}: {what}, per round (wall)",
+                    "ms",
+                    ours=samples.median("ours", key, 1e3),
+                    floor=samples.median("floor", key, 1e3),
+                    chatlas=samples.median("chatlas", key, 1e3),
+                    target=f"<= {TARGET}x raw openai SDK",
+                    target_ratio=TARGET,
+                    note=samples.note(),
+                    data=samples.to_json(),
+                )
+            )
     return lines

@@ -81,13 +81,9 @@ def ChatOpenAI(
     provider = OpenAIResponsesProvider(
         model=model, api_key=api_key, base_url=base_url, client_kwargs=kwargs
     )
-    kwargs_chat: dict[str, Any] = {}
-    if reasoning is not None:
-        if not is_reasoning_model(model):
-            warnings.warn(f"Model {model} is not reasoning-capable", UserWarning, stacklevel=2)
-        kwargs_chat["reasoning"] = _reasoning(reasoning)
-    if service_tier is not None:
-        kwargs_chat["service_tier"] = service_tier
+    if reasoning is not None and not is_reasoning_model(model):
+        warnings.warn(f"Model {model} is not reasoning-capable", UserWarning, stacklevel=2)
+    kwargs_chat = _responses_kwargs(reasoning, service_tier)
     return Chat(
         provider,
         system_prompt=system_prompt,
@@ -192,11 +188,7 @@ def ChatAzureOpenAI(
         api_key_env="AZURE_OPENAI_API_KEY",
         azure=_azure(endpoint, deployment_id, api_version),
     )
-    kwargs_chat: dict[str, Any] = {}
-    if reasoning is not None:
-        kwargs_chat["reasoning"] = _reasoning(reasoning)
-    if service_tier is not None:
-        kwargs_chat["service_tier"] = service_tier
+    kwargs_chat = _responses_kwargs(reasoning, service_tier)
     return Chat(provider, system_prompt=system_prompt, kwargs_chat=kwargs_chat, **options)
 
 
@@ -245,10 +237,19 @@ def _azure(endpoint: str, deployment_id: str, api_version: str) -> dict[str, str
     }
 
 
-def _reasoning(reasoning: str | dict[str, Any]) -> dict[str, Any]:
+def _responses_kwargs(
+    reasoning: str | dict[str, Any] | None, service_tier: str | None
+) -> dict[str, Any]:
+    """The Responses settings as chatlas keeps them, in ``kwargs_chat``: an effort with
+    ``summary: "auto"`` (so summaries stream as thinking), or the API's own object."""
+    kwargs_chat: dict[str, Any] = {}
     if isinstance(reasoning, str):
-        return {"effort": reasoning, "summary": "auto"}
-    return dict(reasoning)
+        kwargs_chat["reasoning"] = {"effort": reasoning, "summary": "auto"}
+    elif reasoning is not None:
+        kwargs_chat["reasoning"] = dict(reasoning)
+    if service_tier is not None:
+        kwargs_chat["service_tier"] = service_tier
+    return kwargs_chat
 
 
 def _check_base_url(base_url: str) -> None:

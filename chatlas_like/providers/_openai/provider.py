@@ -241,14 +241,14 @@ class OpenAIResponsesProvider(_OpenAIProvider):
         The provider's name as people read it (``"OpenAI"``; ``"Azure/OpenAI"``).
     """
 
+    path = "/responses"
+
     def build_request(self, turns: Sequence[Turn], spec: RequestSpec) -> dict[str, Any]:
         return responses.build_request(turns, spec, model=self.model)
 
     def accumulator(self, spec: RequestSpec | None = None) -> Accumulator:
         structured = spec is not None and spec.data_model is not None
         return responses.ResponsesAccumulator(structured, provider_key=self.key)
-
-    path = "/responses"
 
     def count_tokens(self, body: dict[str, Any]) -> int:
         """Input tokens of a request body, by the API's ``/responses/input_tokens``."""
@@ -275,6 +275,8 @@ class OpenAICompletionsProvider(_OpenAIProvider):
     stream_options
         Ask for the usage in the stream's last chunk (Mistral and Databricks refuse it).
     """
+
+    path = "/chat/completions"
 
     def __init__(
         self, *, preserve_thinking: bool = False, stream_options: bool = True, **kwargs: Any
@@ -318,8 +320,6 @@ class OpenAICompletionsProvider(_OpenAIProvider):
         structured = spec is not None and spec.data_model is not None
         priced = "openai" if self.key == "openai-completions" else self.key
         return completions.CompletionsAccumulator(structured, provider_key=priced)
-
-    path = "/chat/completions"
 
     def _replayed(self, data: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         return completions.completion_events(data)
