@@ -1,4 +1,5 @@
-"""Message batches (Anthropic's Message Batches API): many prompts at half the price, within a day.
+"""Batches (Anthropic's Message Batches API, OpenAI's Batch API): many prompts at half the
+price, within a day.
 
 ``batch_chat(chat, prompts, path)`` builds one request per prompt (the chat's turns,
 system prompt, tools and model parameters, then the prompt), submits them as one
@@ -69,7 +70,7 @@ def batch_chat(
     poll_interval: float = 5.0,
     echo: EchoOption = "output",
 ) -> list[ChatT | None] | None:
-    """Answer many prompts through the Message Batches API, one conversation each.
+    """Answer many prompts through the provider's batch API, one conversation each.
 
     Parameters
     ----------
@@ -189,7 +190,8 @@ class _BatchJob:
         provider = chat.provider
         if not provider.capabilities.batches:
             raise TypeError(
-                f"batch_chat needs a provider with a batch API (ChatAnthropic); "
+                "batch_chat needs a provider with a batch API (ChatAnthropic, ChatOpenAI, "
+                f"ChatOpenAICompletions...); "
                 f"the {provider.label} provider has none"
             )
         self.chat = chat

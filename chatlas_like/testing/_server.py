@@ -3,9 +3,9 @@ APIs (``POST /v1/responses``, ``POST /v1/chat/completions``: see
 :mod:`chatlas_like.testing._openai`; point the ``openai`` SDK at ``server.openai_url``).
 
 ``POST /v1/messages`` (JSON or server-sent events, as the request asks),
-``POST /v1/messages/count_tokens``, ``GET /v1/models``, the Message Batches routes
-(``server.batches``, see :mod:`chatlas_like.testing._batches`) and the Files API
-(``/v1/files``: upload, list, get, delete, held in memory). Requests to
+``POST /v1/messages/count_tokens``, ``GET /v1/models``, both batch APIs
+(``server.batches``, see :mod:`chatlas_like.testing._batches`) and the Files API in
+both shapes (``/v1/files``: upload, list, get, delete, download, held in memory). Requests to
 ``/v1/messages`` and ``/v1/messages/count_tokens`` are checked by the rules of
 :mod:`chatlas_like.testing._validator` first (and a message may refer only to files the
 server holds); a violation gets a 400 (or 413) in Anthropic's error shape, as from the
@@ -31,7 +31,7 @@ from typing import Any, cast
 import orjson
 
 from .._tools.workers import leave_signals_to_main_thread
-from ._batches import MessageBatches
+from ._batches import Batches
 from ._files import FileStore
 from ._openai import openai_error, render_completion, render_response, validate_openai
 from ._requests import Backend, RecordedRequest
@@ -97,7 +97,7 @@ class LoopbackServer:
         self.no_prefill_models = tuple(no_prefill_models)
         self.requests: list[RecordedRequest] = []
         self.counters = Counters()
-        self.batches = MessageBatches(self)
+        self.batches = Batches(self)
         self.files = FileStore()
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -198,7 +198,10 @@ class LoopbackServer:
         if not self.validate:
             return None
         problem = validate_openai(request.path, cast(dict[str, Any], body))
-        return openai_error(400, problem) if problem is not None else None
+        if problem is not None:
+            return openai_error(400, problem)
+        unknown = self.files.unknown_openai_references(cast(dict[str, Any], body))
+        return openai_error(404, f"No such File object: {unknown[0]}") if unknown else None
 
     def _check(self, body: dict[str, Any], size: int, endpoint: str) -> Response | None:
         try:

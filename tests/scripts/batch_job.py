@@ -1,7 +1,8 @@
 """One batch job, built the same way by the tests and by a second process they start.
 
-``python -m tests.scripts.batch_job URL PATH`` runs the job against the server at ``URL`` with
-its state in ``PATH`` and prints the answers as JSON.
+``python -m tests.scripts.batch_job URL PATH API`` runs the job against the loopback server at
+``URL`` with its state in ``PATH``, on ``API`` (``anthropic``, ``responses`` or ``completions``),
+and prints the answers as JSON.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from chatlas_like import Chat, ChatAnthropic, batch_chat_text
+from chatlas_like import Chat, ChatAnthropic, ChatOpenAI, ChatOpenAICompletions, batch_chat_text
 
 PROMPTS = ["Capital of France?", "Capital of Peru?", "Capital of Japan?"]
 CAPITALS = {"France": "Paris", "Peru": "Lima", "Japan": "Tokyo"}
@@ -21,18 +22,22 @@ def capital(country: str) -> str:
     return CAPITALS[country]
 
 
-def job_chat(url: str, **kwargs: Any) -> Chat:
-    chat = ChatAnthropic(
-        base_url=url,
-        api_key="test-key-not-a-secret",
-        model="claude-haiku-4-5-20251001",
-        system_prompt="Answer in one word.",
-        **kwargs,
-    )
+KEY = "test-key-not-a-secret"
+APIS = ("anthropic", "responses", "completions")
+
+
+def job_chat(url: str, api: str = "anthropic", **kwargs: Any) -> Chat:
+    """The job's chat on ``api``, against the loopback server at ``url``."""
+    kwargs.setdefault("system_prompt", "Answer in one word.")
+    if api == "anthropic":
+        chat = ChatAnthropic(base_url=url, api_key=KEY, model="claude-haiku-4-5-20251001", **kwargs)
+    else:
+        make = ChatOpenAI if api == "responses" else ChatOpenAICompletions
+        chat = make(base_url=url + "/v1", api_key=KEY, model="gpt-4.1", **kwargs)
     chat.register_tool(capital)
     return chat
 
 
 if __name__ == "__main__":
-    url, path = sys.argv[1:3]
-    print(json.dumps(batch_chat_text(job_chat(url), PROMPTS, path, poll_interval=0.01)))
+    url, path, api = sys.argv[1:4]
+    print(json.dumps(batch_chat_text(job_chat(url, api), PROMPTS, path, poll_interval=0.01)))

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, cast
 
 import orjson
 
+from ..._core.content import ContentUploaded
 from ..._core.errors import (
     AuthenticationError,
     BadRequestError,
@@ -49,9 +50,19 @@ from .._sdk import (
     split_http_client,
 )
 from .._sse import parse_sse, parse_sse_async
-from .._types import Accumulator, ModelInfo, RequestSpec, TokenPrice
-from . import completions, responses
-from .content import as_list, as_map
+from .._types import (
+    Accumulator,
+    BatchAnswer,
+    BatchStatus,
+    Capabilities,
+    FileMetadata,
+    FileSource,
+    ModelInfo,
+    RequestSpec,
+    TokenPrice,
+)
+from . import batches, completions, responses
+from .content import PROVIDER_KEY, as_list, as_map
 from .prices import OPENAI_PRICES
 
 __all__ = [
@@ -85,6 +96,7 @@ class _OpenAIProvider(Provider):
     label = "OpenAI"
     prices: ClassVar[Mapping[str, TokenPrice]] = OPENAI_PRICES
     sdk_loggers: ClassVar[tuple[str, ...]] = ("openai", "httpx2")
+    capabilities = Capabilities(batches=True)
     saved_fields: ClassVar[Mapping[str, str]] = {"model": "str"}
 
     def __init__(
@@ -180,6 +192,80 @@ class _OpenAIProvider(Provider):
             infos.append(info)
         infos.sort(key=lambda info: info.get("created_at", date.min), reverse=True)
         return infos
+
+    # -- files (shared by both APIs: an upload belongs to the key, not the API) -------------
+
+    def file_upload(self, source: FileSource) -> ContentUploaded:
+        """Upload ``source`` (``purpose="user_data"``); a reference to use as content."""
+        with sdk_errors(self.name):
+            meta = self._sync_client().files.create(
+                file=(source.filename, source.data, source.mime_type), purpose="user_data"
+            )
+        return ContentUploaded(
+            id=meta.id,
+            mime_type=source.mime_type,
+            provider=PROVIDER_KEY,
+            filename=meta.filename,
+            extra={"filename": meta.filename, "bytes": meta.bytes},
+        )
+
+    def file_list(self) -> list[FileMetadata]:
+        """Every file of this API key (all pages)."""
+        with sdk_errors(self.name):
+            return [_file_metadata(m) for m in self._sync_client().files.list()]
+
+    def file_get(self, file_id: str) -> FileMetadata:
+        with sdk_errors(self.name):
+            return _file_metadata(self._sync_client().files.retrieve(file_id))
+
+    def file_delete(self, file_id: str) -> None:
+        with sdk_errors(self.name):
+            self._sync_client().files.delete(file_id)
+
+    def file_download(self, file_id: str) -> bytes:
+        with sdk_errors(self.name):
+            return self._sync_client().files.content(file_id).read()
+
+    # -- the Batch API (sync: a batch is polled over minutes or hours) ----------------------
+
+    def batch_submit(self, bodies: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+        """Upload the requests as a batch input file and create the batch on it."""
+        endpoint = "/v1" + self.path
+        data = batches.input_file(endpoint, bodies)
+        with sdk_errors(self.name):
+            client = self._sync_client()
+            upload = client.files.create(
+                file=("batch.jsonl", data, "application/jsonl"), purpose="batch"
+            )
+            batch = client.batches.create(
+                input_file_id=upload.id, endpoint=endpoint, completion_window="24h"
+            )
+            return batch.model_dump(mode="json")
+
+    def batch_retrieve(self, batch_id: str) -> dict[str, Any]:
+        with sdk_errors(self.name):
+            return self._sync_client().batches.retrieve(batch_id).model_dump(mode="json")
+
+    def batch_status(self, batch: Mapping[str, Any]) -> BatchStatus:
+        return batches.batch_status(batch)
+
+    def batch_results(self, batch_id: str) -> list[dict[str, Any]]:
+        """The lines of an ended batch's output and error files."""
+        batch = self.batch_retrieve(batch_id)  # the file ids are on the latest record
+        failure = batches.batch_failure(batch)
+        if failure is not None:
+            raise BadRequestError(failure + " (delete the job's file to submit it again)")
+        file_ids = [batch.get(k) for k in ("output_file_id", "error_file_id")]
+        return batches.output_lines(self.file_download(str(f)) for f in file_ids if f)
+
+    def batch_answer(self, line: Mapping[str, Any], spec: RequestSpec) -> BatchAnswer:
+        request_id, body, error = batches.outcome(line)
+        if body is None:
+            return BatchAnswer(request_id, None, error)
+        accumulator = self.accumulator(spec)
+        for event in self._replayed(body):
+            accumulator.feed(event)
+        return BatchAnswer(request_id, accumulator.turn())
 
     # -- clients ---------------------------------------------------------------------------
 
@@ -327,7 +413,9 @@ class OpenAICompletionsProvider(_OpenAIProvider):
 
 class LocalServerProvider(OpenAICompletionsProvider):
     """A local server speaking Chat Completions (Ollama, LM Studio), whose models are
-    listed by its own route: ``models_path`` under its root URL."""
+    listed by its own route: ``models_path`` under its root URL. Neither has a batch API."""
+
+    capabilities = Capabilities()
 
     def __init__(self, *, root_url: str, models_path: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -360,6 +448,21 @@ def local_models(root_url: str, path: str, api_key: str | None = None) -> list[d
             for m in map(as_map, as_list(data.get("models")))
         ]
     return [{"id": str(m.get("id", ""))} for m in map(as_map, as_list(data.get("data")))]
+
+
+def _file_metadata(meta: Any) -> FileMetadata:
+    created = getattr(meta, "created_at", None)
+    expires = getattr(meta, "expires_at", None)
+    return FileMetadata(
+        id=meta.id,
+        filename=meta.filename,
+        mime_type=None,  # OpenAI keeps no media type
+        size_bytes=meta.bytes,
+        created_at=datetime.fromtimestamp(created, tz=UTC) if created is not None else None,
+        expires_at=datetime.fromtimestamp(expires, tz=UTC) if expires is not None else None,
+        provider=PROVIDER_KEY,
+        extra=meta.model_dump(mode="json"),
+    )
 
 
 async def _aiter(events: Iterator[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
