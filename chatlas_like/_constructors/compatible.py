@@ -8,14 +8,23 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
+from functools import partial
 from typing import Any, cast
 from urllib.parse import urlsplit
 
 from .._chat import Chat
-from ..providers._openai.provider import (
-    LocalServerProvider,
-    OpenAICompletionsProvider,
-    local_models,
+from ..providers._openai.provider import OpenAICompletionsProvider, local_models
+from ..providers._openai.servers import (
+    SERVERS,
+    DeepSeekProvider,
+    GroqProvider,
+    HuggingFaceProvider,
+    LMStudioProvider,
+    MistralProvider,
+    OllamaProvider,
+    OpenRouterProvider,
+    PerplexityProvider,
 )
 
 __all__ = [
@@ -36,12 +45,11 @@ _LOCAL = ("localhost", "127.0.0.1", "::1")
 
 
 def _chat(
-    name: str,
+    make: Callable[..., OpenAICompletionsProvider],
     *,
     model: str,
     base_url: str,
     api_key: str | None,
-    api_key_env: str,
     system_prompt: str | None,
     kwargs: dict[str, Any] | None,
     seed: int | None = None,
@@ -49,26 +57,24 @@ def _chat(
     options: dict[str, Any],
     **provider: Any,
 ) -> Chat:
-    made = OpenAICompletionsProvider(
-        model=model,
-        api_key=api_key,
-        base_url=base_url,
-        client_kwargs=kwargs,
-        name=name,
-        api_key_env=api_key_env,
-        **provider,
-    )
+    made = make(model=model, api_key=api_key, base_url=base_url, client_kwargs=kwargs, **provider)
     extra = dict(kwargs_chat or {})
     if seed is not None:
         extra["seed"] = seed
     return Chat(made, system_prompt=system_prompt, kwargs_chat=extra, **options)
 
 
+def _named(name: str, api_key_env: str) -> Callable[..., OpenAICompletionsProvider]:
+    """A server whose address or authentication is the account's: a chat file of it is
+    rebuilt only by ``Chat.load(path, provider=...)``."""
+    return partial(OpenAICompletionsProvider, name=name, api_key_env=api_key_env)
+
+
 def ChatOllama(
     model: str | None = None,
     *,
     system_prompt: str | None = None,
-    base_url: str = "http://localhost:11434",
+    base_url: str = SERVERS["ollama"].base_url,
     reasoning_effort: str | None = None,
     seed: int | None = None,
     kwargs: dict[str, Any] | None = None,
@@ -120,15 +126,7 @@ def ChatOllama(
         raise ValueError(
             f"Model {model!r} is not available on {base_url}. Available models: {', '.join(ids)}"
         )
-    provider = LocalServerProvider(
-        root_url=base_url,
-        models_path="/api/tags",
-        model=model,
-        api_key="ollama",
-        base_url=f"{base_url}/v1",
-        client_kwargs=kwargs,
-        name="Ollama",
-    )
+    provider = OllamaProvider(root_url=base_url, model=model, client_kwargs=kwargs)
     extra: dict[str, Any] = {}
     if reasoning_effort is not None:
         extra["reasoning_effort"] = reasoning_effort
@@ -141,7 +139,7 @@ def ChatLMStudio(
     model: str | None = None,
     *,
     system_prompt: str | None = None,
-    base_url: str = "http://localhost:1234",
+    base_url: str = SERVERS["lm studio"].base_url,
     api_key: str | None = None,
     seed: int | None = None,
     kwargs: dict[str, Any] | None = None,
@@ -175,14 +173,8 @@ def ChatLMStudio(
             f"Model '{model}' is not available in LM Studio. Load the model using the LM "
             f"Studio GUI. Locally loaded models: {', '.join(ids)}"
         )
-    provider = LocalServerProvider(
-        root_url=base_url,
-        models_path="/v1/models",
-        model=model,
-        api_key=key or "lmstudio",
-        base_url=f"{base_url}/v1",
-        client_kwargs=kwargs,
-        name="LM Studio",
+    provider = LMStudioProvider(
+        root_url=base_url, model=model, api_key=key or None, client_kwargs=kwargs
     )
     extra = {"seed": seed} if seed is not None else {}
     return Chat(provider, system_prompt=system_prompt, kwargs_chat=extra, **options)
@@ -193,7 +185,7 @@ def ChatOpenRouter(
     system_prompt: str | None = None,
     model: str | None = None,
     api_key: str | None = None,
-    base_url: str = "https://openrouter.ai/api/v1",
+    base_url: str = SERVERS["openrouter"].base_url,
     seed: int | None = None,
     kwargs: dict[str, Any] | None = None,
     **options: Any,
@@ -212,23 +204,15 @@ def ChatOpenRouter(
     Chat
         A chat talking to the model.
     """
-    client = dict(kwargs or {})
-    client["default_headers"] = {
-        "HTTP-Referer": "https://posit-dev.github.io/chatlas",
-        "X-Title": "chatlas",
-        **(client.get("default_headers") or {}),
-    }
     return _chat(
-        "OpenRouter",
+        OpenRouterProvider,
         model=model or "gpt-5.6-terra",
         base_url=base_url,
         api_key=api_key,
-        api_key_env="OPENROUTER_API_KEY",
         system_prompt=system_prompt,
-        kwargs=client,
+        kwargs=kwargs,
         seed=seed,
         options=options,
-        preserve_thinking=True,
     )
 
 
@@ -237,7 +221,7 @@ def ChatDeepSeek(
     system_prompt: str | None = None,
     model: str | None = None,
     api_key: str | None = None,
-    base_url: str = "https://api.deepseek.com",
+    base_url: str = SERVERS["deepseek"].base_url,
     seed: int | None = None,
     kwargs: dict[str, Any] | None = None,
     **options: Any,
@@ -257,16 +241,14 @@ def ChatDeepSeek(
         A chat talking to the model.
     """
     return _chat(
-        "DeepSeek",
+        DeepSeekProvider,
         model=model or "deepseek-v4-flash",
         base_url=base_url,
         api_key=api_key,
-        api_key_env="DEEPSEEK_API_KEY",
         system_prompt=system_prompt,
         kwargs=kwargs,
         seed=seed,
         options=options,
-        preserve_thinking=True,
     )
 
 
@@ -275,7 +257,7 @@ def ChatGroq(
     system_prompt: str | None = None,
     model: str | None = None,
     api_key: str | None = None,
-    base_url: str = "https://api.groq.com/openai/v1",
+    base_url: str = SERVERS["groq"].base_url,
     seed: int | None = None,
     kwargs: dict[str, Any] | None = None,
     **options: Any,
@@ -294,11 +276,10 @@ def ChatGroq(
         A chat talking to the model.
     """
     return _chat(
-        "Groq",
+        GroqProvider,
         model=model or "openai/gpt-oss-20b",
         base_url=base_url,
         api_key=api_key,
-        api_key_env="GROQ_API_KEY",
         system_prompt=system_prompt,
         kwargs=kwargs,
         seed=seed,
@@ -311,7 +292,7 @@ def ChatMistral(
     system_prompt: str | None = None,
     model: str | None = None,
     api_key: str | None = None,
-    base_url: str = "https://api.mistral.ai/v1/",
+    base_url: str = SERVERS["mistral"].base_url,
     seed: int | None = None,
     kwargs: dict[str, Any] | None = None,
     **options: Any,
@@ -333,16 +314,14 @@ def ChatMistral(
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise ValueError("MistralProvider only accepts an integer seed, or None.")
     return _chat(
-        "Mistral",
+        MistralProvider,
         model=model or "mistral-large-latest",
         base_url=base_url,
         api_key=api_key,
-        api_key_env="MISTRAL_API_KEY",
         system_prompt=system_prompt,
         kwargs=kwargs,
         kwargs_chat={"random_seed": seed} if seed is not None else None,
         options=options,
-        stream_options=False,
     )
 
 
@@ -351,7 +330,7 @@ def ChatPerplexity(
     system_prompt: str | None = None,
     model: str | None = None,
     api_key: str | None = None,
-    base_url: str = "https://api.perplexity.ai/",
+    base_url: str = SERVERS["perplexity"].base_url,
     seed: int | None = None,
     kwargs: dict[str, Any] | None = None,
     **options: Any,
@@ -370,11 +349,10 @@ def ChatPerplexity(
         A chat talking to the model.
     """
     return _chat(
-        "Perplexity",
+        PerplexityProvider,
         model=model or "sonar",
         base_url=base_url,
         api_key=api_key,
-        api_key_env="PERPLEXITY_API_KEY",
         system_prompt=system_prompt,
         kwargs=kwargs,
         seed=seed,
@@ -404,11 +382,10 @@ def ChatHuggingFace(
         A chat talking to the model.
     """
     return _chat(
-        "HuggingFace",
+        HuggingFaceProvider,
         model=model or "Qwen/Qwen3-235B-A22B-Instruct-2507",
-        base_url="https://router.huggingface.co/v1",
+        base_url=SERVERS["huggingface"].base_url,
         api_key=api_key,
-        api_key_env="HUGGINGFACE_API_KEY",
         system_prompt=system_prompt,
         kwargs=kwargs,
         options=options,
@@ -448,11 +425,10 @@ def ChatCloudflare(
             "variable or pass the `account` parameter."
         )
     return _chat(
-        "Cloudflare",
+        _named("Cloudflare", "CLOUDFLARE_API_KEY"),
         model=model or "@cf/meta/llama-3.3-70b-instruct-fp8-fast",
         base_url=f"https://api.cloudflare.com/client/v4/accounts/{account}/ai/v1/",
         api_key=api_key,
-        api_key_env="CLOUDFLARE_API_KEY",
         system_prompt=system_prompt,
         kwargs=kwargs,
         seed=seed,
@@ -496,11 +472,10 @@ def ChatDatabricks(
     config: Any = workspace_client.config
     headers: dict[str, str] = dict(config.authenticate())
     return _chat(
-        "Databricks",
+        _named("Databricks", "DATABRICKS_TOKEN"),
         model=model or "databricks-claude-sonnet-4-6",
         base_url=f"{str(config.host).rstrip('/')}/serving-endpoints",
         api_key="no-token",  # the workspace's own headers authenticate
-        api_key_env="DATABRICKS_TOKEN",
         system_prompt=system_prompt,
         kwargs={"default_headers": headers},
         options=options,
@@ -543,11 +518,10 @@ def ChatPortkey(
         **(client.get("default_headers") or {}),
     }
     return _chat(
-        "Portkey",
+        _named("Portkey", "PORTKEY_API_KEY"),
         model=model or "gpt-5.4",
         base_url=base_url,
         api_key=api_key,
-        api_key_env="PORTKEY_API_KEY",
         system_prompt=system_prompt,
         kwargs=client,
         options=options,

@@ -19,6 +19,14 @@ _PROVIDERS: dict[str, str] = {
     "aws/bedrock": "chatlas_like.providers._anthropic.provider:AnthropicBedrockProvider",
     "openai": "chatlas_like.providers._openai.provider:OpenAIResponsesProvider",
     "openai-completions": "chatlas_like.providers._openai.provider:OpenAICompletionsProvider",
+    "ollama": "chatlas_like.providers._openai.servers:OllamaProvider",
+    "lm studio": "chatlas_like.providers._openai.servers:LMStudioProvider",
+    "openrouter": "chatlas_like.providers._openai.servers:OpenRouterProvider",
+    "deepseek": "chatlas_like.providers._openai.servers:DeepSeekProvider",
+    "groq": "chatlas_like.providers._openai.servers:GroqProvider",
+    "mistral": "chatlas_like.providers._openai.servers:MistralProvider",
+    "perplexity": "chatlas_like.providers._openai.servers:PerplexityProvider",
+    "huggingface": "chatlas_like.providers._openai.servers:HuggingFaceProvider",
 }
 
 

@@ -6,6 +6,7 @@ Everything goes through the real ``openai`` SDK to the loopback server over a so
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -19,8 +20,11 @@ from chatlas_like import (
     AuthenticationError,
     BadRequestError,
     Chat,
+    ChatGroq,
+    ChatOllama,
     ChatOpenAI,
     ChatOpenAICompletions,
+    ChatOpenRouter,
     NotFoundError,
     RateLimitError,
     StreamInterruptedError,
@@ -354,3 +358,77 @@ def test_a_reasoning_summary_is_thinking_and_goes_back_with_its_encrypted_conten
     assert "reasoning.encrypted_content" in first["include"]
     sent = [i for i in second["input"] if i.get("type") == "reasoning"]
     assert sent == [{k: v for k, v in reasoning.items() if k != "status"}]
+
+
+def test_a_saved_ollama_chat_loads_back_as_an_ollama_chat(tmp_path: Any) -> None:
+    with LoopbackServer([Reply.text("Hi there."), Reply.text("Again.")]) as server:
+        chat = ChatOllama(model="llama3.2", base_url=server.url)
+        chat.chat("Hello", echo="none")
+        path = tmp_path / "chat.json"
+        chat.save(path)
+        loaded = Chat.load(path, base_url=server.url)
+        assert type(loaded.provider) is type(chat.provider)
+        assert (loaded.provider.name, loaded.provider.model) == ("Ollama", "llama3.2")
+        assert str(loaded.chat("More?", echo="none")) == "Again."
+        assert [m["id"] for m in loaded.list_models()] == ["llama3.2", "qwen3:8b"]
+
+
+def test_a_loaded_ollama_chat_without_an_address_talks_to_the_local_ollama(
+    tmp_path: Any,
+) -> None:
+    with LoopbackServer([Reply.text("Hi there.")]) as server:
+        path = tmp_path / "chat.json"
+        ChatOllama(model="llama3.2", base_url=server.url).save(path)
+    loaded = Chat.load(path)
+    assert loaded.provider.base_url == "http://localhost:11434/v1"
+
+
+def test_a_saved_groq_chat_loads_back_with_the_key_from_groqs_variable(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with LoopbackServer([Reply.text("Hi there."), Reply.text("Again.")]) as server:
+        chat = ChatGroq(api_key=KEY, base_url=server.openai_url)
+        chat.chat("Hello", echo="none")
+        path = tmp_path / "chat.json"
+        chat.save(path)
+        assert KEY not in path.read_text()
+        monkeypatch.setenv("GROQ_API_KEY", TEST_KEY)
+        loaded = Chat.load(path, base_url=server.openai_url)
+        assert type(loaded.provider) is type(chat.provider)
+        assert str(loaded.chat("More?", echo="none")) == "Again."
+        assert server.requests[-1].headers["authorization"] == f"Bearer {TEST_KEY}"
+
+
+def test_a_chat_file_cannot_point_a_loaded_groq_chat_at_another_host(tmp_path: Any) -> None:
+    path = tmp_path / "chat.json"
+    ChatGroq(api_key=KEY).save(path)
+    document = json.loads(path.read_text())
+    document["provider"]["base_url"] = "https://attacker.example/v1"
+    path.write_text(json.dumps(document))
+    with pytest.warns(UserWarning, match=r"provider\.base_url"):
+        loaded = Chat.load(path)
+    assert loaded.provider.base_url == "https://api.groq.com/openai/v1"
+
+
+def test_a_loaded_ollama_chat_never_sends_the_openai_key_from_the_environment(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with LoopbackServer([Reply.text("Hi there.")]) as server:
+        path = tmp_path / "chat.json"
+        ChatOllama(model="llama3.2", base_url=server.url).save(path)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        Chat.load(path, base_url=server.url).chat("Hello", echo="none")
+        assert KEY not in server.requests[-1].headers.get("authorization", "")
+
+
+def test_openrouter_chats_carry_chatlass_attribution_headers_also_when_loaded(
+    tmp_path: Any,
+) -> None:
+    with LoopbackServer([Reply.text("Hi."), Reply.text("Again.")]) as server:
+        chat = ChatOpenRouter(api_key=KEY, base_url=server.openai_url)
+        chat.chat("Hello", echo="none")
+        path = tmp_path / "chat.json"
+        chat.save(path)
+        Chat.load(path, api_key=TEST_KEY, base_url=server.openai_url).chat("More?", echo="none")
+        for request in server.requests[-2:]:
+            assert request.headers["x-title"] == "chatlas"
