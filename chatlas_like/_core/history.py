@@ -33,7 +33,7 @@ class History:
     under, nearest first: a loaded chat reads them (paging), never writes them.
     """
 
-    __slots__ = ("_owner", "last_sequence", "parent_runs", "run_id", "turns")
+    __slots__ = ("_ids", "_owner", "last_sequence", "parent_runs", "run_id", "turns")
 
     def __init__(
         self,
@@ -46,6 +46,9 @@ class History:
         self.parent_runs: tuple[str, ...] = tuple(parent_runs)
         self.last_sequence = 0
         self._owner: object | None = None
+        # The tool-request ids of turns[:n], with the n-th turn itself: extended by the
+        # turns added since, rebuilt when that turn is no longer where it was.
+        self._ids: tuple[set[str], int, Turn | None] = (set(), 0, None)
 
     def claim(self) -> object:
         """Make a new writer the only one allowed; returns its token."""
@@ -88,6 +91,26 @@ class History:
         """New turns; any running writer is superseded."""
         self._owner = object()
         self.turns = list(turns)
+        self._ids = (set(), 0, None)
+
+    def request_ids(self) -> set[str]:
+        """The ids of the tool requests in this history (do not change the set).
+
+        Kept up to date at the cost of the turns added since the last call, so a long
+        chat is not walked at every response; a history changed in place (a turn
+        removed or inserted before the last one seen) is walked again.
+        """
+        ids, counted, last = self._ids
+        turns = self.turns
+        if counted > len(turns) or (counted and turns[counted - 1] is not last):
+            ids, counted = set[str](), 0
+        if counted < len(turns):
+            for turn in turns[counted:]:
+                if turn.role == "assistant":
+                    ids.update(r.id for r in turn.tool_requests)
+            counted = len(turns)
+            self._ids = (ids, counted, turns[-1])
+        return ids
 
     def answered_ids(self) -> set[str]:
         """The ids of the tool requests this history holds a result for."""
@@ -128,6 +151,18 @@ def _unanswered_at(turns: Sequence[Turn], index: int) -> list[ContentToolRequest
     return [r for r in requests if r.id not in answered]
 
 
+def _assistant_turns(turns: Sequence[Turn], every: bool) -> list[int]:
+    """Indexes of the assistant turns, last first: all of them, or only the last (found
+    from the end, so a long chat is not walked at every call)."""
+    found: list[int] = []
+    for i in range(len(turns) - 1, -1, -1):
+        if turns[i].role == "assistant":
+            found.append(i)
+            if not every:
+                break
+    return found
+
+
 def answer_dangling(
     turns: list[Turn],
     reason: str,
@@ -144,9 +179,8 @@ def answer_dangling(
     the model it is safe to send the calls again. With ``everywhere``, every assistant
     turn's (turns handed in whole, as a loaded chat file's, may lack any).
     """
-    assistants = [i for i, t in enumerate(turns) if t.role == "assistant"]
     answered: list[ContentToolResult] = []
-    for index in reversed(assistants if everywhere else assistants[-1:]):
+    for index in _assistant_turns(turns, everywhere):
         pending = _unanswered_at(turns, index)
         if not pending:
             continue

@@ -393,7 +393,7 @@ def _answer_round(
 def _receive(run: Run) -> Generator[Any, Any, AssistantTurn]:
     """Feed provider events to the accumulator, emitting deltas; the finished turn."""
     accumulator = run.provider.accumulator(run.spec)
-    ids = UniqueIds(run.history.turns)  # a repeated tool-use id would break every later request
+    ids = UniqueIds(run.history.request_ids)  # a repeated id would break every later request
     echo = run.echo
     assert echo is not None
     echo_text = echo.text

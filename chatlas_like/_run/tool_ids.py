@@ -11,11 +11,11 @@ request.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import replace
 
 from .._core.content import Content, ContentToolRequest
-from .._core.turn import AssistantTurn, Turn
+from .._core.turn import AssistantTurn
 
 __all__ = ["DUPLICATE", "UniqueIds"]
 
@@ -28,11 +28,11 @@ DUPLICATE = (
 class UniqueIds:
     """Renames the tool requests of one response whose id the conversation already has."""
 
-    __slots__ = ("_order", "_seen", "_turns")
+    __slots__ = ("_earlier", "_order", "_seen")
 
-    def __init__(self, turns: Sequence[Turn]) -> None:
-        self._turns = turns
-        self._seen: set[str] | None = None  # built on the first request: most answers have none
+    def __init__(self, earlier: Callable[[], set[str]]) -> None:
+        self._earlier = earlier  # the conversation's ids (History.request_ids), not changed
+        self._seen: set[str] | None = None  # read on the first request: most answers have none
         # Each request checked as it streamed, in order: (as received, as kept).
         self._order: list[tuple[ContentToolRequest, ContentToolRequest]] = []
 
@@ -77,28 +77,15 @@ class UniqueIds:
         return changed
 
     def _checked(self, request: ContentToolRequest) -> ContentToolRequest:
-        seen = self._ids()
+        if self._seen is None:
+            self._seen = set()  # this response's ids
+        earlier, seen = self._earlier(), self._seen
         kept = request
-        if request.id in seen:
-            fresh = self._fresh(request.id, seen)
+        if request.id in earlier or request.id in seen:
+            n = 2
+            while f"{request.id}_dup{n}" in earlier or f"{request.id}_dup{n}" in seen:
+                n += 1
+            fresh = f"{request.id}_dup{n}"
             kept = replace(request, id=fresh, parse_error=DUPLICATE.format(id=request.id))
         seen.add(kept.id)
         return kept
-
-    def _ids(self) -> set[str]:
-        if self._seen is None:
-            self._seen = {
-                c.id
-                for t in self._turns
-                if t.role == "assistant"
-                for c in t.contents
-                if type(c) is ContentToolRequest
-            }
-        return self._seen
-
-    @staticmethod
-    def _fresh(base: str, seen: set[str]) -> str:
-        n = 2
-        while f"{base}_dup{n}" in seen:
-            n += 1
-        return f"{base}_dup{n}"

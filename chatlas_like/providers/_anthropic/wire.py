@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import operator
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
@@ -57,6 +56,7 @@ from ..._core.utf8 import cut_to_bytes, utf8_length
 from ..._tools.tool import Tool, ToolBuiltIn
 from .._prices import token_cost
 from .._sse import SSEDecoder, parse_sse
+from .._translated import cached, translated
 from .._types import RequestSpec
 from .schema import (
     STRUCTURED_TOOL,
@@ -91,6 +91,7 @@ NO_DOWNLOADS: Downloads = MappingProxyType({})
 # A model's answer of up to 128k tokens is well under this; only a runaway one is cut.
 MAX_SENT_TEXT_BYTES = 2_000_000
 _CACHE_TTLS = ("5m", "1h")
+_VARIANT = "anthropic"  # this wire's translations of a turn (see providers._translated)
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
 _TEXT_APPLICATION_TYPES = frozenset(
     {"application/json", "application/xml", "application/x-yaml", "application/yaml"}
@@ -280,30 +281,17 @@ def _add_messages(
             messages.append(message)
 
 
-# Each turn's message, by the turn's identity: a turn is a value, so its translation
-# never changes, and a long chat translates each turn once. (Turns compare by value and
-# are unhashable, so not a WeakKeyDictionary; an entry goes when its turn does.)
-_MESSAGES: dict[int, tuple[weakref.ref[Turn], dict[str, Any]]] = {}
-
-
-def _cached_message(turn: Turn) -> dict[str, Any] | None:
-    cached = _MESSAGES.get(id(turn))
-    return cached[1] if cached is not None and cached[0]() is turn else None
-
-
 def _turn_message(turn: Turn, downloads: Downloads) -> dict[str, Any]:
-    cached = _cached_message(turn)
-    if cached is not None:
-        return cached
-    key = id(turn)
+    return translated(turn, _VARIANT, lambda: _new_message(turn, downloads))
+
+
+def _new_message(turn: Turn, downloads: Downloads) -> dict[str, Any]:
     blocks = [b for b in (content_block(c, downloads) for c in turn.contents) if b is not None]
     if turn.role == "user":
         blocks = _tool_results_first(blocks)
     else:
         blocks = [_sized_text(b) for b in blocks]
-    message = {"role": turn.role, "content": blocks}
-    _MESSAGES[key] = (weakref.ref(turn, lambda _, key=key: _MESSAGES.pop(key, None)), message)
-    return message
+    return {"role": turn.role, "content": blocks}
 
 
 def document_urls(turns: Sequence[Turn]) -> list[str]:
@@ -311,7 +299,7 @@ def document_urls(turns: Sequence[Turn]) -> list[str]:
     (Anthropic fetches only PDFs itself); none for a turn already translated."""
     urls: list[str] = []
     for turn in turns:
-        if turn.role == "system" or _cached_message(turn) is not None:
+        if turn.role == "system" or cached(turn, _VARIANT) is not None:
             continue
         for content in turn.contents:
             items: list[Any] = [content]
@@ -359,10 +347,15 @@ def _place_breakpoints(messages: list[dict[str, Any]], cache_control: dict[str, 
     prefix will be read back by the next one, and at the end of the previous request,
     so a round that adds many blocks (parallel calls) still finds it within the API's
     20-block lookback. With the system prompt's breakpoint: 3 of the API's 4."""
-    users = [i for i, m in enumerate(messages) if m["role"] == "user"]
-    if not users or users[-1] != len(messages) - 1:
+    if not messages or messages[-1]["role"] != "user":
         return  # a prefill ends the conversation: nothing after it to cache for
-    for index in users[-2:]:
+    # The last two user messages, found from the end: a long chat is not walked.
+    users = [len(messages) - 1]
+    for i in range(len(messages) - 2, -1, -1):
+        if messages[i]["role"] == "user":
+            users.insert(0, i)
+            break
+    for index in users:
         messages[index] = _with_cache_control(messages[index], cache_control)
 
 

@@ -38,6 +38,7 @@ from ..._core.tool_result import ContentToolResult
 from ..._core.turn import AssistantTurn, Turn, Usage
 from ..._tools.tool import Tool, ToolBuiltIn
 from .._prices import token_cost
+from .._translated import PrefixCache, cached, translated
 from .._types import RequestSpec
 from .content import (
     arguments_json,
@@ -59,6 +60,9 @@ _FINISH: dict[str, str] = {
     "content_filter": "content_filter",
 }
 _API = "the Chat Completions API"
+# This wire's translations of a turn (see providers._translated): a user turn's messages,
+# an assistant turn's without or with its reasoning sent back.
+_USER, _ASSISTANT, _ASSISTANT_THINKING = "completions", "completions-a", "completions-a+r"
 
 
 # -- request ---------------------------------------------------------------------------------
@@ -71,16 +75,28 @@ def build_request(
     model: str,
     preserve_thinking: bool = False,
     stream_options: bool = True,
+    prefix: PrefixCache | None = None,
 ) -> dict[str, Any]:
-    """The body of a ``POST /v1/chat/completions`` for ``turns``."""
+    """The body of a ``POST /v1/chat/completions`` for ``turns`` (``prefix``: the
+    provider's last request, to translate only the turns added since)."""
     messages: list[dict[str, Any]] = []
     if spec.system_prompt:
         messages.append({"content": spec.system_prompt, "role": "system"})
-    for turn in turns:
+    downloads = spec.downloads
+
+    def translate(turn: Turn) -> list[dict[str, Any]]:
         if turn.role == "assistant":
-            messages.append(_assistant_message(turn, preserve_thinking))
-        elif turn.role == "user":
-            messages.extend(_user_messages(turn, spec.downloads))
+            variant = _ASSISTANT_THINKING if preserve_thinking else _ASSISTANT
+            return translated(turn, variant, lambda: [_assistant_message(turn, preserve_thinking)])
+        if turn.role == "user":
+            return translated(turn, _USER, lambda: _user_messages(turn, downloads))
+        return []
+
+    if prefix is not None:
+        messages.extend(prefix.items(turns, translate))
+    else:
+        for turn in turns:
+            messages.extend(translate(turn))
     body: dict[str, Any] = {"stream": spec.stream, "messages": messages, "model": model}
     tools = [tool_definition(t) for t in spec.tools]
     if spec.data_model is not None:
@@ -246,6 +262,8 @@ def file_urls(turns: Sequence[Turn]) -> list[str]:
     """The URLs of files that must be fetched to send ``turns`` (this API takes none)."""
     urls: list[str] = []
     for turn in turns:
+        if turn.role != "user" or cached(turn, _USER) is not None:
+            continue  # translated already, with its files' bytes
         for content in turn.contents:
             items: list[Any] = [content]
             if isinstance(content, ContentToolResult):

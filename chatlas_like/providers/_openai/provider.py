@@ -50,6 +50,7 @@ from .._sdk import (
     split_http_client,
 )
 from .._sse import parse_sse, parse_sse_async
+from .._translated import PrefixCache
 from .._types import (
     Accumulator,
     BatchAnswer,
@@ -121,6 +122,7 @@ class _OpenAIProvider(Provider):
         self._azure = dict(azure) if azure is not None else None
         self._client: Any = None
         self._async_clients = LoopClients(lambda: self._new_client(True))
+        self._prefix = PrefixCache()  # the last request's turns: a long chat's are kept
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, model={self.model!r})"
@@ -330,7 +332,7 @@ class OpenAIResponsesProvider(_OpenAIProvider):
     path = "/responses"
 
     def build_request(self, turns: Sequence[Turn], spec: RequestSpec) -> dict[str, Any]:
-        return responses.build_request(turns, spec, model=self.model)
+        return responses.build_request(turns, spec, model=self.model, prefix=self._prefix)
 
     def accumulator(self, spec: RequestSpec | None = None) -> Accumulator:
         structured = spec is not None and spec.data_model is not None
@@ -396,11 +398,12 @@ class OpenAICompletionsProvider(_OpenAIProvider):
             model=self.model,
             preserve_thinking=self.preserve_thinking,
             stream_options=self.stream_options,
+            prefix=self._prefix,
         )
 
     def downloads(self, turns: Sequence[Turn]) -> list[str]:
         """Files given by URL: this API takes a file's bytes only."""
-        return completions.file_urls(turns)
+        return completions.file_urls(self._prefix.unseen(turns))  # the rest were sent
 
     def accumulator(self, spec: RequestSpec | None = None) -> Accumulator:
         structured = spec is not None and spec.data_model is not None

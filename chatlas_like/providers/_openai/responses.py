@@ -46,6 +46,7 @@ from ..._core.errors import ProviderError, RateLimitError, ServerError
 from ..._core.tool_result import ContentToolResult
 from ..._core.turn import AssistantTurn, Turn, Usage
 from ..._tools.tool import Tool, ToolBuiltIn
+from .._translated import PrefixCache, translated
 from .._types import RequestSpec
 from .content import (
     arguments_json,
@@ -72,6 +73,7 @@ _INCOMPLETE: dict[str, str] = {
     "content_filter": "content_filter",
 }
 _API = "the Responses API"
+_VARIANT = "responses"  # this wire's translations of a turn (see providers._translated)
 
 
 def is_reasoning_model(model: str) -> bool:
@@ -82,18 +84,26 @@ def is_reasoning_model(model: str) -> bool:
 # -- request ---------------------------------------------------------------------------------
 
 
-def build_request(turns: Sequence[Turn], spec: RequestSpec, *, model: str) -> dict[str, Any]:
-    """The body of a ``POST /v1/responses`` for ``turns``."""
+def build_request(
+    turns: Sequence[Turn], spec: RequestSpec, *, model: str, prefix: PrefixCache | None = None
+) -> dict[str, Any]:
+    """The body of a ``POST /v1/responses`` for ``turns`` (``prefix``: the provider's
+    last request, to translate only the turns added since)."""
     inputs: list[dict[str, Any]] = []
     if spec.system_prompt:
         inputs.append(_message("system", [{"type": "input_text", "text": spec.system_prompt}]))
     downloads = spec.downloads
-    for turn in turns:
+
+    def translate(turn: Turn) -> list[dict[str, Any]]:
         if turn.role == "system":
-            continue
-        role = turn.role
-        for content in _ordered(turn):
-            inputs.extend(_items(content, role, downloads))
+            return []
+        return translated(turn, _VARIANT, lambda: _turn_items(turn, downloads))
+
+    if prefix is not None:
+        inputs.extend(prefix.items(turns, translate))
+    else:
+        for turn in turns:
+            inputs.extend(translate(turn))
     body: dict[str, Any] = {"stream": spec.stream, "input": inputs, "model": model, "store": False}
     tools = [tool_definition(t) for t in spec.tools]
     if tools:
@@ -163,6 +173,10 @@ def _built_in(definition: Mapping[str, Any]) -> dict[str, Any]:
                 stacklevel=caller_stacklevel(),
             )
     return made
+
+
+def _turn_items(turn: Turn, downloads: Mapping[str, bytes]) -> list[dict[str, Any]]:
+    return [item for content in _ordered(turn) for item in _items(content, turn.role, downloads)]
 
 
 def _ordered(turn: Turn) -> list[Content]:
