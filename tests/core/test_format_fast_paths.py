@@ -13,6 +13,7 @@ import dataclasses
 import pickle
 from typing import Any
 
+import numpy as np
 import pytest
 
 from chatlas_like import ContentToolResult
@@ -117,3 +118,23 @@ def test_fields_left_at_their_default_read_as_the_default() -> None:
     )
     assert result.outcome == "success"
     assert ContentToolResult(error="boom").outcome == "error"
+
+
+@pytest.mark.parametrize(
+    ("scalar", "expected"),
+    [
+        (np.int64(-(2**63)), "-9223372036854775808"),
+        (np.uint64(2**64 - 1), "18446744073709551615"),
+        (np.int8(-7), "-7"),
+        (np.bool_(True), "true"),
+        (np.float64(0.1), "0.1"),
+        (np.float64("nan"), "null"),
+        (np.float32(0.1), "0.1"),
+        (np.float16(2.5), "2.5"),
+    ],
+)
+def test_a_numpy_scalar_inside_a_dict_formats_the_same_every_time(
+    scalar: Any, expected: str
+) -> None:
+    value = {"v": scalar}
+    assert [format_value(value, "auto") for _ in range(3)] == [f'{{"v":{expected}}}'] * 3
