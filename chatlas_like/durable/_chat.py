@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from .._chat import Chat, ChatResponse, ChatResponseAsync, ChatStream, _shows
 from .._core.content import Content
 from .._core.turn import SystemTurn, Turn
-from ._codec import decode_error, decode_item, encode_prompt
-from ._driver import STREAM_KEY
+from ._codec import decode_error, encode_prompt
+from ._driver import STREAM_KEY, unread
 from ._engine import (
     DurableError,
     dbos_instance,
@@ -32,6 +32,7 @@ from ._ids import (
     turn_workflow_id,
     workflow_name,
 )
+from ._recent import LEFT, RECENT
 from ._turn import CALLERS, Caller, run_turn
 
 if TYPE_CHECKING:
@@ -289,11 +290,16 @@ class DurableChat:
         running = load_history(self.name, conversation_id).running
         if not running:
             return
-        for items in DBOS.read_stream(  # the earliest: later ones wait for it, queued
-            running[0], STREAM_KEY, polling_interval_sec=self.poll_interval
-        ):
-            for item in items:
-                yield decode_item(item)
+        turn = running[0]  # the earliest: later ones wait for it, queued
+        read = 0
+        for entry in DBOS.read_stream(turn, STREAM_KEY, polling_interval_sec=self.poll_interval):
+            items, read = unread(entry, read)
+            yield from items
+        # The turn has ended: what it emitted after its last step is in its output.
+        [status] = DBOS.list_workflows(workflow_ids=[turn], load_input=False, load_output=True)
+        output = TurnOutput.from_data(status.output) if status.status == "SUCCESS" else None
+        if output is not None and output.tail is not None:
+            yield from unread(output.tail, read)[0]
 
     def follow_async(self, conversation_id: str) -> AsyncIterator[Any]:
         """The async :meth:`follow`: ``async for item in durable.follow_async(id)``."""
@@ -318,19 +324,28 @@ class DurableChat:
         prompt, call = self._inputs(args, stream, kwargs, options)
         # By the call's token, not the turn's id: a racing call may try the same turn
         # number, and only the call that takes it may see its output.
-        CALLERS[call["token"]] = caller
+        token = call["token"]
+        CALLERS[token] = caller
+        known = RECENT.get(self.name, conversation_id)
+        index = known.next_index if known is not None else self._next_index(conversation_id)
         try:
             while True:
-                index = self._next_index(conversation_id)
                 workflow_id = turn_workflow_id(self.name, conversation_id, index)
                 with SetWorkflowID(workflow_id):
                     data = self._workflow(conversation_id, index, prompt, call)
                 output = TurnOutput.from_data(data)
-                if output is not None and output.token == call["token"]:
+                if output is not None and output.token == token:
                     break
                 # Another call took this turn's number first: this one goes after it.
+                RECENT.drop(self.name, conversation_id)
+                LEFT.pop(token, None)
+                index = self._next_index(conversation_id)
+            left = LEFT.pop(token, None)
+            if left is not None:
+                RECENT.put(self.name, conversation_id, left)
         finally:
-            CALLERS.pop(call["token"], None)
+            CALLERS.pop(token, None)
+            LEFT.pop(token, None)
         if output.error is not None:
             raise decode_error(output.error)
         return output.answer

@@ -14,25 +14,32 @@ the loop's steps (:mod:`chatlas_like._run.loop`) inside a DBOS workflow:
   one step per call start and per call result.
 
 What the loop emits goes to the caller's sink as it comes and, when publishing, to the
-turn's DBOS stream at each step boundary (written from the workflow itself, so exactly
-once), for readers that reconnect. Progress of a generator tool is never recorded: the
-stream holds only what a replay emits again, in the same places.
+turn's DBOS stream at each step boundary, for readers that reconnect: written inside the
+next step, as its first act (one insert, where a write of the workflow's own is a step
+of its own, several statements). What a step writes was settled by the steps recorded
+before it, so a step run again after a crash writes the same items again; each write
+says where its items start in the turn's emission order (:func:`stream_entry`), and
+readers skip what they have read (:func:`unread`). What comes after the last step (the
+final answer's text) is no write at all: it is the stream's tail, kept in the turn's
+output (:meth:`Recorder.tail`), which a reader reads once the turn has ended. Progress
+of a generator tool is never recorded: the stream holds only what a replay emits
+again, in the same places.
 """
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import Any, cast
 
 from .._core.content_files import fetch_documents
 from .._core.tool_result import ContentToolResultProgress
 from .._run.drive import Sender, open_response
 from .._run.loop import END, Download, ModelCall, NextEvent, NextResult, RunTools
-from ._codec import decode_error, encode_error, encode_item
+from ._codec import decode_error, decode_item, encode_error, encode_item
 from ._round import DurableRound
 
-__all__ = ["STREAM_KEY", "Recorder", "drive_durable"]
+__all__ = ["STREAM_KEY", "Recorder", "drive_durable", "stream_entry", "unread"]
 
 STREAM_KEY = "chatlas_like.items"
 _DONE: Any = object()
@@ -47,15 +54,18 @@ class Recorder:
         self.replayed = True  # every step so far came from the record
         self.answer: list[str] = []
         self._unpublished: list[Any] = []
+        self._published = 0  # items emitted before the unpublished ones
 
     def step(self, name: str, fn: Callable[[], Any]) -> Any:
         """The recorded value of the workflow's next step, or ``fn()``'s, recorded."""
         from dbos import DBOS
 
-        self.flush()
+        pending = self._take()
 
         def live() -> Any:
             self.replayed = False
+            if pending is not None:
+                _write(pending)  # a step's write: at least once, read once (see unread)
             return fn()
 
         return DBOS.run_step({"name": name}, live)
@@ -68,17 +78,41 @@ class Recorder:
         if self.publish and not isinstance(item, ContentToolResultProgress):
             self._unpublished.append(item)
 
-    def flush(self) -> None:
-        """Write what was emitted since the last step to the turn's stream."""
-        if not self._unpublished:
-            return
-        from dbos import DBOS, WorkflowSerializationFormat
+    def tail(self) -> dict[str, Any] | None:
+        """The stream entry of what was emitted after the last step, for the turn's
+        output (None when nothing was)."""
+        return self._take()
 
-        items = [encode_item(item) for item in self._unpublished]
+    def _take(self) -> dict[str, Any] | None:
+        """The stream entry of what was emitted since the last one (None: nothing)."""
+        if not self._unpublished:
+            return None
+        entry = stream_entry(self._published, self._unpublished)
+        self._published += len(self._unpublished)
         self._unpublished = []
-        DBOS.write_stream(
-            STREAM_KEY, items, serialization_type=WorkflowSerializationFormat.PORTABLE
-        )
+        return entry
+
+
+def stream_entry(at: int, items: list[Any]) -> dict[str, Any]:
+    """A write to a turn's stream: ``items``, the first of them the turn's ``at``-th."""
+    return {"at": at, "items": [encode_item(item) for item in items]}
+
+
+def unread(entry: Any, read: int) -> tuple[list[Any], int]:
+    """The items of a stream ``entry`` not among the first ``read`` items of the turn,
+    decoded, and how many have been read after it. A step run again after a crash
+    writes its items again: they are skipped here."""
+    if not isinstance(entry, dict):  # written before entries said where they start
+        entry = {"at": read, "items": entry}
+    at, items = cast(int, entry["at"]), cast(list[Any], entry["items"])
+    fresh = items[max(0, read - at) :]
+    return [decode_item(item) for item in fresh], max(read, at + len(items))
+
+
+def _write(entry: dict[str, Any]) -> None:
+    from dbos import DBOS, WorkflowSerializationFormat
+
+    DBOS.write_stream(STREAM_KEY, entry, serialization_type=WorkflowSerializationFormat.PORTABLE)
 
 
 class _Pump:
@@ -146,7 +180,6 @@ def drive_durable(
                 raise AssertionError(f"the loop asked for {step!r} outside a model call")
     finally:
         loop.close()
-    recorder.flush()
 
 
 def _download(pump: _Pump, recorder: Recorder, urls: tuple[str, ...]) -> Any:

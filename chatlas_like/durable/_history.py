@@ -38,6 +38,7 @@ class TurnOutput:
     answer: str
     error: dict[str, Any] | None
     token: str
+    tail: dict[str, Any] | None = None  # the stream's last items (Recorder.tail)
 
     def as_data(self) -> dict[str, Any]:
         return {
@@ -46,6 +47,7 @@ class TurnOutput:
             "answer": self.answer,
             "error": self.error,
             "token": self.token,
+            "tail": self.tail,
         }
 
     @classmethod

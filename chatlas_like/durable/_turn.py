@@ -4,7 +4,8 @@ The workflow's inputs are plain data (the conversation id, the turn's number, th
 prompt and the call's settings); what only the calling process has (its echo, the
 sink of a stream) is looked up by the call's token in :data:`CALLERS`, so a turn
 recovered in another process runs the same, silently. The turn reads the history the
-earlier turns recorded, runs the turn loop on a copy of the chat with that history
+earlier turns recorded (or takes it from :data:`~._recent.RECENT` when this process
+ran the turn before), runs the turn loop on a copy of the chat with that history
 (:func:`~chatlas_like.durable._driver.drive_durable`), and returns the turns it added.
 The call is prepared with ``shown_by`` the wrapped chat, so ``chat.current_display``
 (the chat the tools were written against) is the turn's display while it runs, as in a
@@ -26,6 +27,7 @@ from ._codec import decode_prompt, encode_error, encode_turns
 from ._driver import Recorder, drive_durable
 from ._history import Recorded, TurnOutput, load_history
 from ._ids import run_id
+from ._recent import LEFT, RECENT
 
 __all__ = ["CALLERS", "Caller", "run_turn"]
 
@@ -54,8 +56,14 @@ def run_turn(
     """The workflow's body (see the module docstring)."""
     from dbos import error as dbos_errors
 
-    caller = CALLERS.get(call.get("token", ""), _NO_CALLER)
-    recorded = load_history(name, conversation_id, before=index)
+    token = call.get("token", "")
+    caller = CALLERS.get(token, _NO_CALLER)
+    recorded = (
+        Recorded()  # the first turn: nothing before it to read
+        if index == 0
+        else RECENT.starting(name, conversation_id, index)
+        or load_history(name, conversation_id, before=index)
+    )
     turn_chat = _turn_chat(chat, name, conversation_id, recorded)
     history = turn_chat.history
     recorder = Recorder(caller.sink, publish=publish)
@@ -76,14 +84,16 @@ def run_turn(
         raise  # the engine's own failure: DBOS retries or records it
     except (Exception, KeyboardInterrupt) as e:
         error = encode_error(e)
-        recorder.flush()
     added = history.turns[len(recorded.turns) :]
+    if token in CALLERS:  # its caller keeps this once the output is recorded
+        LEFT[token] = Recorded(list(history.turns), history.last_sequence, index + 1)
     return TurnOutput(
         turns=encode_turns(added),
         last_sequence=history.last_sequence,
         answer="".join(recorder.answer),
         error=error,
-        token=call["token"],
+        token=token,
+        tail=recorder.tail(),
     ).as_data()
 
 

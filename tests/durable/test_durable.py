@@ -30,6 +30,7 @@ from tests.conftest import make_chat
 pytest.importorskip("dbos")
 
 from chatlas_like.durable import DurableChat, DurableError, parallel_chat
+from chatlas_like.durable._driver import stream_entry, unread
 
 pytest_plugins = ["tests.support.postgres"]
 
@@ -192,6 +193,40 @@ def test_a_queued_turn_is_answered_through_its_handle(
     assert [t.text for t in durable.get_turns("c-1")][::2] == ["Is card 42 valid?", "", "hi"]
 
 
+def test_a_turn_after_one_this_process_ran_reads_no_workflow_list(
+    server: LoopbackServer, launch: Callable[..., None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dbos import DBOS
+
+    durable = durable_chat(server)
+    launch()
+    durable.chat("hi", conversation_id="c-1", echo="none")
+    reads: list[Any] = []
+    list_workflows = DBOS.list_workflows
+    monkeypatch.setattr(
+        DBOS, "list_workflows", lambda *a, **k: reads.append(k) or list_workflows(*a, **k)
+    )
+    durable.chat("Is card 42 valid?", conversation_id="c-1", echo="none")
+    assert reads == []
+    assert [t.text for t in durable.get_turns("c-1")][::2] == ["hi", "Is card 42 valid?", ""]
+
+
+def test_a_turn_added_elsewhere_since_this_process_last_ran_one_is_not_overwritten(
+    server: LoopbackServer, launch: Callable[..., None]
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    durable.chat("hi", conversation_id="c-1", echo="none")
+    # a queued turn has no caller here to keep its history: as if another process ran it
+    queued = durable.enqueue("Is card 42 valid?", conversation_id="c-1")
+    assert queued.result() == ANSWER
+    assert str(durable.chat("hi", conversation_id="c-1", echo="none")) == "Hello there."
+    texts = [t.text for t in durable.get_turns("c-1")]
+    assert texts[::2] == ["hi", "Is card 42 valid?", "", "hi"]
+    last_request = server.message_requests()[-1]
+    assert len(last_request["messages"]) == len(texts) - 1  # it read the queued turn too
+
+
 def test_parallel_chat_answers_each_prompt_on_a_conversation_of_its_own(
     server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
@@ -284,6 +319,24 @@ def test_follow_reads_a_running_turn_from_the_start_until_it_ends(
     assert isinstance(followed[1], ContentToolResult) and followed[1].outcome == "success"
     assert "".join(item for item in followed if isinstance(item, str)) == ANSWER
     assert list(durable.follow("c")) == []  # nothing runs now
+
+
+def test_items_a_step_writes_again_after_a_crash_are_read_once() -> None:
+    request = ContentToolRequest(id="t1", name="lookup", arguments={"card": 42})
+    # the step that wrote [request, "a"] ran again: its write is in the stream twice
+    entries = [stream_entry(0, ["x"]), stream_entry(1, [request, "a"])]
+    entries += [stream_entry(1, [request, "a"]), stream_entry(3, ["b"])]
+    read, followed = 0, list[Any]()
+    for entry in entries:
+        items, read = unread(entry, read)
+        followed += items
+    assert followed[0] == "x" and followed[2:] == ["a", "b"]
+    assert isinstance(followed[1], ContentToolRequest) and followed[1].id == "t1"
+    assert read == 4
+
+
+def test_a_stream_entry_written_before_entries_had_positions_is_read_whole() -> None:
+    assert unread(["a", "b"], 3) == (["a", "b"], 5)
 
 
 def test_each_tool_result_is_stored_once_under_the_conversations_run(
