@@ -13,7 +13,7 @@ from .._chat import Chat, ChatResponse, ChatResponseAsync, ChatStream, _shows
 from .._core.content import Content
 from .._core.turn import SystemTurn, Turn
 from ._codec import decode_error, encode_prompt
-from ._driver import STREAM_KEY, unread
+from ._driver import PUBLISH_AFTER, STREAM_KEY, unread
 from ._engine import (
     DurableError,
     dbos_instance,
@@ -78,8 +78,12 @@ class DurableChat:
         kept with the queue in the database, set by the process that enqueues.
     publish
         Write what each turn produces (text, tool requests and results) to the turn's
-        DBOS stream, for readers that reconnect (:meth:`follow`); one database write
-        per recorded step.
+        DBOS stream, for readers that reconnect (:meth:`follow`).
+    publish_after
+        Seconds a step must run before what came before it is written to the stream
+        (one insert inside the step). What quicker steps follow goes with a later write
+        or, at the end, the turn's output, which :meth:`follow` reads too: a reader
+        waits at most this long behind a slow step. ``0`` writes before every step.
     poll_interval
         Seconds between looks at the database for a queued turn or a followed stream.
     """
@@ -91,6 +95,7 @@ class DurableChat:
         name: str,
         max_concurrency: int = 8,
         publish: bool = True,
+        publish_after: float = PUBLISH_AFTER,
         poll_interval: float = 0.2,
     ) -> None:
         from dbos import DBOS, WorkflowSerializationFormat
@@ -114,12 +119,21 @@ class DurableChat:
         self.wrapped = chat
         self.max_concurrency = max_concurrency
         self.publish = publish
+        if publish_after < 0:
+            raise ValueError("publish_after must be 0 or more seconds")
+        self.publish_after = publish_after
         self.poll_interval = poll_interval
         self._queue_of: Any = None  # (DBOS instance, queue), registered on first enqueue
 
         def turn(conversation_id: str, index: int, prompt: list[Any], call: dict[str, Any]) -> Any:
             return run_turn(
-                self.wrapped, self.name, self.publish, conversation_id, index, prompt, call
+                self.wrapped,
+                self.name,
+                self.publish_after if self.publish else None,
+                conversation_id,
+                index,
+                prompt,
+                call,
             )
 
         with _NAMES_LOCK:

@@ -14,21 +14,25 @@ the loop's steps (:mod:`chatlas_like._run.loop`) inside a DBOS workflow:
   one step per call start and per call result.
 
 What the loop emits goes to the caller's sink as it comes and, when publishing, to the
-turn's DBOS stream at each step boundary, for readers that reconnect: written inside the
-next step, as its first act (one insert, where a write of the workflow's own is a step
-of its own, several statements). What a step writes was settled by the steps recorded
-before it, so a step run again after a crash writes the same items again; each write
-says where its items start in the turn's emission order (:func:`stream_entry`), and
-readers skip what they have read (:func:`unread`). What comes after the last step (the
-final answer's text) is no write at all: it is the stream's tail, kept in the turn's
-output (:meth:`Recorder.tail`), which a reader reads once the turn has ended. Progress
-of a generator tool is never recorded: the stream holds only what a replay emits
-again, in the same places.
+turn's DBOS stream, for readers that reconnect: what came before a step is written
+inside that step (one insert, where a write of the workflow's own is a step of its own,
+several statements), once a reader may be waiting for it (:class:`Recorder`). What a
+step writes was settled by the steps recorded before it, so a step run again after a
+crash writes the same items again; each write says where its items start in the
+turn's emission order (:func:`stream_entry`), and readers skip what they have read
+(:func:`unread`). What was not written by the end (the final answer's text, the items
+of quick steps) is no write at all: it is the stream's tail, kept in the turn's output
+(:meth:`Recorder.tail`), which a reader reads once the turn has ended. Progress of a
+generator tool is never recorded: the stream holds only what a replay emits again, in
+the same places.
 """
 
 from __future__ import annotations
 
 import base64
+import contextvars
+import threading
+import time
 from collections.abc import Callable, Generator
 from typing import Any, cast
 
@@ -37,38 +41,75 @@ from .._core.tool_result import ContentToolResultProgress
 from .._run.drive import Sender, open_response
 from .._run.loop import END, Download, ModelCall, NextEvent, NextResult, RunTools
 from ._codec import decode_error, decode_item, encode_error, encode_item
+from ._later import Later, later
 from ._round import DurableRound
 
-__all__ = ["STREAM_KEY", "Recorder", "drive_durable", "stream_entry", "unread"]
+__all__ = ["PUBLISH_AFTER", "STREAM_KEY", "Recorder", "drive_durable", "stream_entry", "unread"]
 
 STREAM_KEY = "chatlas_like.items"
+PUBLISH_AFTER = 0.1  # seconds a step lasts before what came before it is written
 _DONE: Any = object()
 
 
 class Recorder:
-    """Runs steps in the current DBOS workflow and publishes what the loop emits."""
+    """Runs steps in the current DBOS workflow and publishes what the loop emits.
 
-    def __init__(self, sink: Callable[[Any], None] | None = None, *, publish: bool = True) -> None:
+    What was emitted before a step is written to the stream from inside that step, as
+    soon as the oldest of it has waited ``publish_after`` seconds: at once if it has,
+    else from the timer thread if the step is still running by then; and at once by a
+    step that lets a tool run (:meth:`publish_settled`: a reader sees the request
+    while the tool works). Otherwise nothing is written: the items go with a later
+    write or the turn's output (:meth:`tail`), so a turn of quick steps costs no write
+    at all, and a reader waits at most ``publish_after`` behind a slow step.
+    """
+
+    def __init__(
+        self,
+        sink: Callable[[Any], None] | None = None,
+        *,
+        publish: bool = True,
+        publish_after: float = PUBLISH_AFTER,
+    ) -> None:
         self.sink = sink
         self.publish = publish
+        self.publish_after = publish_after
         self.replayed = True  # every step so far came from the record
         self.answer: list[str] = []
         self._unpublished: list[Any] = []
         self._published = 0  # items emitted before the unpublished ones
+        self._since = 0.0  # when the oldest unpublished item was emitted
+        self._lock = threading.Lock()  # the timer thread publishes too
+        self._job: Later | None = None  # the running step's scheduled write
+        self._settled_end = 0  # the running step writes the items before this one
 
     def step(self, name: str, fn: Callable[[], Any]) -> Any:
         """The recorded value of the workflow's next step, or ``fn()``'s, recorded."""
         from dbos import DBOS
 
-        pending = self._take()
+        settled = len(self._unpublished)  # what the steps recorded so far emitted
 
         def live() -> Any:
             self.replayed = False
-            if pending is not None:
-                _write(pending)  # a step's write: at least once, read once (see unread)
-            return fn()
+            self._settled_end = self._published + settled
+            if settled:
+                self._job = self._publish_soon(settled)
+            try:
+                return fn()
+            finally:
+                self._cancel()  # a step's write lands inside it, before its record
 
         return DBOS.run_step({"name": name}, live)
+
+    def publish_settled(self) -> None:
+        """From inside the running step: write now what came before it, if not yet."""
+        self._cancel()
+        if self._settled_end > self._published:
+            self._publish(self._settled_end - self._published)
+
+    def _cancel(self) -> None:
+        if self._job is not None:
+            self._job.cancel()  # waits for a write under way
+            self._job = None
 
     def emit(self, item: Any) -> None:
         if isinstance(item, str):
@@ -76,21 +117,41 @@ class Recorder:
         if self.sink is not None:
             self.sink(item)
         if self.publish and not isinstance(item, ContentToolResultProgress):
-            self._unpublished.append(item)
+            with self._lock:
+                if not self._unpublished:
+                    self._since = time.monotonic()
+                self._unpublished.append(item)
 
     def tail(self) -> dict[str, Any] | None:
-        """The stream entry of what was emitted after the last step, for the turn's
-        output (None when nothing was)."""
-        return self._take()
+        """The stream entry of what was emitted and not written, for the turn's output
+        (None when nothing was)."""
+        with self._lock:
+            if not self._unpublished:
+                return None
+            return stream_entry(self._published, self._unpublished)
 
-    def _take(self) -> dict[str, Any] | None:
-        """The stream entry of what was emitted since the last one (None: nothing)."""
-        if not self._unpublished:
+    def _publish_soon(self, count: int) -> Later | None:
+        wait = self._since + self.publish_after - time.monotonic()
+        if wait <= 0:
+            self._publish(count)
             return None
-        entry = stream_entry(self._published, self._unpublished)
-        self._published += len(self._unpublished)
-        self._unpublished = []
-        return entry
+        context = contextvars.copy_context()  # the step's: DBOS writes as this step
+        return later(wait, lambda: context.run(self._publish, count))
+
+    def _publish(self, count: int) -> None:
+        """Write the first ``count`` unpublished items, from inside the running step: at
+        least once (a step run again after a crash writes them again), read once (see
+        :func:`unread`)."""
+        with self._lock:
+            entry = stream_entry(self._published, self._unpublished[:count])
+        try:
+            _write(entry)
+        except Exception:  # they stay unpublished: a later write or the output has them
+            return
+        with self._lock:
+            del self._unpublished[:count]
+            self._published += count
+            self._since = time.monotonic()
 
 
 def stream_entry(at: int, items: list[Any]) -> dict[str, Any]:
@@ -164,6 +225,7 @@ def drive_durable(
                     step.requests,
                     sender.tools,
                     lambda fn: recorder.step("tool", fn),
+                    before_run=recorder.publish_settled,
                     recovered=recorder.replayed,
                     where=where,
                 )

@@ -20,13 +20,15 @@ from typing import Any, TypeVar
 
 from .._core.turn import Turn
 from ._codec import decode_turns
-from ._ids import conversation_prefix, turn_index
+from ._ids import turn_index, turn_workflow_id
 
 __all__ = ["FINISHED", "Recorded", "TurnOutput", "load_history", "off_loop", "outside_workflow"]
 
 T = TypeVar("T")
 FINISHED = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
 _WAIT_POLL = 0.05
+_FIRST_WINDOW = 16  # turn ids asked for at first: most conversations have fewer turns
+_MAX_IDS = 500  # ids in one query (SQLite's older builds allow 999 parameters)
 
 
 @dataclass(slots=True)
@@ -96,29 +98,52 @@ def off_loop(fn: Callable[[], T]) -> T:
     return value
 
 
-def conversation_workflows(name: str, conversation_id: str, *, load_output: bool) -> list[Any]:
-    """The workflow statuses of the conversation's turns, and of no other conversation.
+def conversation_workflows(
+    name: str, conversation_id: str, *, load_output: bool, before: int | None = None
+) -> list[Any]:
+    """The workflow statuses of the conversation's turns (those numbered below
+    ``before``, when given), in turn order.
 
-    DBOS matches an id prefix with SQL ``LIKE``, which ignores case on SQLite (and treats
-    ``_`` as a wildcard): ``"alice"`` would read ``"ALICE"``'s turns. Only exact prefixes
-    are kept.
+    Read by their exact ids, a window at a time (the turns of a conversation are
+    numbered from 0 without gaps), never by an id prefix: DBOS matches a prefix with
+    SQL ``LIKE``, which PostgreSQL answers by reading every workflow of the application
+    (its collation keeps the primary key's index out of ``LIKE``) and SQLite without
+    regard to case (``"alice"`` would read ``"ALICE"``'s turns).
     """
+    if before is not None:
+        return _statuses(name, conversation_id, range(before), load_output)
+    statuses: list[Any] = []
+    start, size = 0, _FIRST_WINDOW
+    while True:
+        found = _statuses(name, conversation_id, range(start, start + size), load_output)
+        statuses += found
+        if len(found) < size:
+            return statuses
+        start, size = start + size, min(size * 4, _MAX_IDS)
+
+
+def _statuses(name: str, conversation_id: str, indexes: range, load_output: bool) -> list[Any]:
     from dbos import DBOS
 
-    prefix = conversation_prefix(name, conversation_id)
-    statuses = outside_workflow(
-        DBOS.list_workflows, workflow_id_prefix=prefix, load_input=False, load_output=load_output
-    )
-    return [s for s in statuses if s.workflow_id.startswith(prefix)]
+    statuses: list[Any] = []
+    for first in range(indexes.start, indexes.stop, _MAX_IDS):
+        ids = [
+            turn_workflow_id(name, conversation_id, i)
+            for i in range(first, min(first + _MAX_IDS, indexes.stop))
+        ]
+        statuses += outside_workflow(
+            DBOS.list_workflows, workflow_ids=ids, load_input=False, load_output=load_output
+        )
+    return sorted(statuses, key=lambda s: s.workflow_id)
 
 
 def load_history(name: str, conversation_id: str, before: int | None = None) -> Recorded:
     """The conversation's finished turns (those numbered below ``before``, when given,
     waiting for any of them still running)."""
 
-    statuses = conversation_workflows(name, conversation_id, load_output=True)
+    statuses = conversation_workflows(name, conversation_id, load_output=True, before=before)
     recorded = Recorded()
-    for status in sorted(statuses, key=lambda s: s.workflow_id):
+    for status in statuses:
         index = turn_index(status.workflow_id)
         recorded.next_index = max(recorded.next_index, index + 1)
         if before is not None and index >= before:

@@ -130,8 +130,10 @@ class DurableRound:
         *,
         recovered: bool,
         where: str,
+        before_run: Callable[[], None] = lambda: None,
     ) -> None:
         self.requests = list(requests)
+        self._before_run = before_run  # called inside a start's step, before it records
         self._context = context
         self._step = step
         self._recovered = recovered  # the model step that asked for these calls was replayed
@@ -205,6 +207,7 @@ class DurableRound:
         item = self._held if self._held is not None else self._take_recordable()
         self._held = None
         if isinstance(item, _StartAsked):
+            self._before_run()
             self._waiting[item.index] = item.go
             return {"kind": "start", "index": item.index}
         assert isinstance(item, Finished)

@@ -47,7 +47,7 @@ _NO_CALLER = Caller()
 def run_turn(
     chat: Chat,
     name: str,
-    publish: bool,
+    publish_after: float | None,
     conversation_id: str,
     index: int,
     prompt: list[Any],
@@ -66,7 +66,9 @@ def run_turn(
     )
     turn_chat = _turn_chat(chat, name, conversation_id, recorded)
     history = turn_chat.history
-    recorder = Recorder(caller.sink, publish=publish)
+    recorder = Recorder(
+        caller.sink, publish=publish_after is not None, publish_after=publish_after or 0.0
+    )
     error: dict[str, Any] | None = None
     try:
         prepared = turn_chat.prepare_call(

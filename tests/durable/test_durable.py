@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 import logging
 import sqlite3
 import subprocess
@@ -96,10 +97,10 @@ def server(serve: Callable[..., LoopbackServer]) -> LoopbackServer:
     return serve(model)
 
 
-def durable_chat(server: LoopbackServer, **kwargs: Any) -> DurableChat:
+def durable_chat(server: LoopbackServer, publish_after: float = 0.1, **kwargs: Any) -> DurableChat:
     chat = make_chat(server, **kwargs)
     chat.register_tool(lookup, annotations={"readOnlyHint": True})
-    return DurableChat(chat, name=unique(), poll_interval=0.05)
+    return DurableChat(chat, name=unique(), poll_interval=0.05, publish_after=publish_after)
 
 
 def summary(turns: list[Any]) -> list[tuple[str, str, list[str]]]:
@@ -227,6 +228,42 @@ def test_a_turn_added_elsewhere_since_this_process_last_ran_one_is_not_overwritt
     assert len(last_request["messages"]) == len(texts) - 1  # it read the queued turn too
 
 
+def test_a_conversation_is_read_by_its_turns_ids_never_by_a_prefix_scan(
+    server: LoopbackServer, launch: Callable[..., None]
+) -> None:
+    import sqlalchemy as sa
+    from sqlalchemy import event
+
+    durable = durable_chat(server)
+    launch()
+    statements: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        statements.append(statement)
+
+    event.listen(sa.Engine, "before_cursor_execute", seen)
+    try:
+        durable.chat("hi", conversation_id="c-1", echo="none")
+        durable.enqueue("hi", conversation_id="c-1").result()
+        durable.get_turns("c-1")
+    finally:
+        event.remove(sa.Engine, "before_cursor_execute", seen)
+    # LIKE reads every workflow of the application on PostgreSQL
+    assert statements and not [s for s in statements if " LIKE " in s.upper()]
+
+
+def test_a_conversation_longer_than_the_first_window_of_ids_goes_on_in_order(
+    server: LoopbackServer, launch: Callable[..., None]
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    # queued turns always find their number in the database
+    handles = [durable.enqueue("hi", conversation_id="c-1") for _ in range(18)]
+    assert [h.index for h in handles] == list(range(18))
+    assert all(h.result() == "Hello there." for h in handles)
+    assert len(durable.get_turns("c-1")) == 36
+
+
 def test_parallel_chat_answers_each_prompt_on_a_conversation_of_its_own(
     server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
@@ -319,6 +356,94 @@ def test_follow_reads_a_running_turn_from_the_start_until_it_ends(
     assert isinstance(followed[1], ContentToolResult) and followed[1].outcome == "success"
     assert "".join(item for item in followed if isinstance(item, str)) == ANSWER
     assert list(durable.follow("c")) == []  # nothing runs now
+
+
+def test_a_reader_sees_the_tool_request_while_the_slow_tool_runs(
+    server: LoopbackServer, launch: Callable[..., None]
+) -> None:
+    release = threading.Event()
+
+    def slow_lookup(card: int) -> str:
+        """Look a card up, slowly."""
+        release.wait(10)
+        return f"card {card} is valid"
+
+    chat = make_chat(server)
+    chat.register_tool(slow_lookup, name="lookup")
+    durable = DurableChat(chat, name=unique(), poll_interval=0.02)
+    launch()
+    turn = threading.Thread(target=lambda: durable.chat("?", conversation_id="c", echo="none"))
+    turn.start()
+    while not server.message_requests():
+        time.sleep(0.01)
+    followed: list[Any] = []
+    reader = threading.Thread(target=lambda: followed.extend(durable.follow("c")))
+    reader.start()
+    deadline = time.monotonic() + 10
+    while not followed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    seen_while_running = list(followed)
+    release.set()
+    turn.join(20)
+    reader.join(20)
+    assert len(seen_while_running) == 1 and isinstance(seen_while_running[0], ContentToolRequest)
+    assert "".join(item for item in followed if isinstance(item, str)) == ANSWER
+
+
+def test_a_reader_sees_the_tool_result_while_the_model_is_slow_to_answer(
+    serve: Callable[..., LoopbackServer], launch: Callable[..., None]
+) -> None:
+    release = threading.Event()
+
+    def slow_model(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]["content"]
+        if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+            release.wait(10)
+        return model(body)
+
+    server = serve(slow_model)
+    durable = durable_chat(server)
+    launch()
+    turn = threading.Thread(
+        target=lambda: durable.chat("Is card 42 valid?", conversation_id="c", echo="none")
+    )
+    turn.start()
+    while len(server.message_requests()) < 2:
+        time.sleep(0.01)
+    followed: list[Any] = []
+    reader = threading.Thread(target=lambda: followed.extend(durable.follow("c")))
+    reader.start()
+    deadline = time.monotonic() + 10
+    while len(followed) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    seen_while_waiting = list(followed)
+    release.set()
+    turn.join(20)
+    reader.join(20)
+    assert [type(item) for item in seen_while_waiting] == [ContentToolRequest, ContentToolResult]
+    assert "".join(followed[2:]) == ANSWER
+
+
+def test_a_quick_tool_round_writes_the_stream_once_before_its_tool_runs(
+    server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
+    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
+        rows = db.execute("SELECT value FROM streams").fetchall()
+    [entry] = [json.loads(value) for (value,) in rows]
+    assert entry["at"] == 0 and [item["type"] for item in entry["items"]] == ["tool_request"]
+
+
+def test_a_quick_turn_without_tools_writes_nothing_to_the_stream(
+    server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    assert str(durable.chat("hi", conversation_id="c", echo="none")) == "Hello there."
+    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM streams").fetchone() == (0,)
 
 
 def test_items_a_step_writes_again_after_a_crash_are_read_once() -> None:
@@ -449,7 +574,7 @@ def test_a_failed_turn_leaves_the_key_its_error_quotes_in_no_postgresql_table(
 def test_a_turn_records_its_inputs_output_and_stream_as_json_not_pickles(
     server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
 ) -> None:
-    durable = durable_chat(server)
+    durable = durable_chat(server, publish_after=0)  # a write before every step
     launch()
     durable.chat("Is card 42 valid?", conversation_id="c-1", echo="none")
     with pytest.raises(BadRequestError):
