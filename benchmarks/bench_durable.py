@@ -4,11 +4,12 @@ Two measurements, run by hand (``python -m benchmarks.bench_durable``; not part 
 ``make bench``):
 
 * ``overhead``: one ``chat()`` with one tool round (the model asks for a tool, the tool
-  answers, the model answers) against a loopback model, three ways interleaved: a plain
-  ``Chat`` (the floor), a ``DurableChat`` on SQLite and one on PostgreSQL (a temporary
-  local server), each also with ``publish=False`` (no stream writes for readers). Medians,
-  ratios to the floor, the database's growth per round (bytes, indexes included) and
-  the steps a round records.
+  answers, the model answers) against a loopback model, interleaved: a plain ``Chat``,
+  the floor (DBOS running the same steps by hand with the raw ``anthropic`` SDK, with
+  and without a tool-start step) and a ``DurableChat``, also with ``publish=False``, on
+  SQLite, SQLite in WAL mode and PostgreSQL (a temporary local server). Medians of
+  wall and CPU time, ratios to the floor, and per round the SQL statements sent, the
+  bytes of their parameters, the database's growth and the steps recorded.
 * ``scale``: PostgreSQL, ``--conversations`` queued conversations (200) whose tool
   sleeps 0.2 s and logs its side effect; first one worker process, then four, one of
   which is SIGKILLed half way and its turns resumed by the driver
@@ -218,9 +219,7 @@ def overhead(rounds: int) -> dict[str, Any]:
             report[backend] = {
                 "median_ms": {k: round(v * 1000, 3) for k, v in medians.items()},
                 "cpu_ms": {k: round(v * 1000, 3) for k, v in cpu.items()},
-                "ratio_to_hand": {
-                    k: round(v / floor, 2) for k, v in medians.items() if k != HAND
-                },
+                "ratio_to_hand": {k: round(v / floor, 2) for k, v in medians.items() if k != HAND},
                 "cpu_ratio_to_hand": {
                     k: round(v / cpu[HAND], 2) for k, v in cpu.items() if k != HAND
                 },
