@@ -352,7 +352,6 @@ class DurableChat:
                     break
                 # Another call took this turn's number first: this one goes after it.
                 RECENT.drop(self.name, conversation_id)
-                LEFT.pop(token, None)
                 index = self._next_index(conversation_id)
             left = LEFT.pop(token, None)
             if left is not None:

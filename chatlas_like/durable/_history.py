@@ -146,8 +146,6 @@ def load_history(name: str, conversation_id: str, before: int | None = None) -> 
     for status in statuses:
         index = turn_index(status.workflow_id)
         recorded.next_index = max(recorded.next_index, index + 1)
-        if before is not None and index >= before:
-            continue
         if status.status not in FINISHED:
             if before is None:
                 recorded.running.append(status.workflow_id)

@@ -103,6 +103,39 @@ def durable_chat(server: LoopbackServer, publish_after: float = 0.1, **kwargs: A
     return DurableChat(chat, name=unique(), poll_interval=0.05, publish_after=publish_after)
 
 
+def slow_tool_chat(
+    server: LoopbackServer, release: threading.Event, *, poll_interval: float
+) -> DurableChat:
+    """A durable chat whose ``lookup`` tool waits for ``release``."""
+
+    def slow_lookup(card: int) -> str:
+        """Look a card up, slowly."""
+        release.wait(10)
+        return f"card {card} is valid"
+
+    chat = make_chat(server)
+    chat.register_tool(slow_lookup, name="lookup")
+    return DurableChat(chat, name=unique(), poll_interval=poll_interval)
+
+
+def started(target: Callable[[], Any]) -> threading.Thread:
+    thread = threading.Thread(target=target)
+    thread.start()
+    return thread
+
+
+def following(durable: DurableChat, conversation_id: str) -> tuple[list[Any], threading.Thread]:
+    """What a reader in a thread of its own has followed so far, and that thread."""
+    followed: list[Any] = []
+    return followed, started(lambda: followed.extend(durable.follow(conversation_id)))
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def summary(turns: list[Any]) -> list[tuple[str, str, list[str]]]:
     return [(t.role, t.text, [str(r.get_model_value()) for r in t.tool_results]) for t in turns]
 
@@ -327,27 +360,13 @@ def test_follow_reads_a_running_turn_from_the_start_until_it_ends(
     server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
     release = threading.Event()
-
-    def slow_lookup(card: int) -> str:
-        """Look a card up, slowly."""
-        release.wait(10)
-        return f"card {card} is valid"
-
-    chat = make_chat(server)
-    chat.register_tool(slow_lookup, name="lookup")
-    durable = DurableChat(chat, name=unique(), poll_interval=0.05)
+    durable = slow_tool_chat(server, release, poll_interval=0.05)
     launch()
     answer: list[str] = []
-    turn = threading.Thread(
-        target=lambda: answer.append(str(durable.chat("?", conversation_id="c", echo="none")))
-    )
-    turn.start()
-    while not server.message_requests():
-        time.sleep(0.01)
+    turn = started(lambda: answer.append(str(durable.chat("?", conversation_id="c", echo="none"))))
+    wait_until(server.message_requests)
     time.sleep(0.2)  # the tool request is recorded and published; the tool waits
-    followed: list[Any] = []
-    reader = threading.Thread(target=lambda: followed.extend(durable.follow("c")))
-    reader.start()
+    followed, reader = following(durable, "c")
     release.set()
     turn.join(20)
     reader.join(20)
@@ -362,26 +381,12 @@ def test_a_reader_sees_the_tool_request_while_the_slow_tool_runs(
     server: LoopbackServer, launch: Callable[..., None]
 ) -> None:
     release = threading.Event()
-
-    def slow_lookup(card: int) -> str:
-        """Look a card up, slowly."""
-        release.wait(10)
-        return f"card {card} is valid"
-
-    chat = make_chat(server)
-    chat.register_tool(slow_lookup, name="lookup")
-    durable = DurableChat(chat, name=unique(), poll_interval=0.02)
+    durable = slow_tool_chat(server, release, poll_interval=0.02)
     launch()
-    turn = threading.Thread(target=lambda: durable.chat("?", conversation_id="c", echo="none"))
-    turn.start()
-    while not server.message_requests():
-        time.sleep(0.01)
-    followed: list[Any] = []
-    reader = threading.Thread(target=lambda: followed.extend(durable.follow("c")))
-    reader.start()
-    deadline = time.monotonic() + 10
-    while not followed and time.monotonic() < deadline:
-        time.sleep(0.01)
+    turn = started(lambda: durable.chat("?", conversation_id="c", echo="none"))
+    wait_until(server.message_requests)
+    followed, reader = following(durable, "c")
+    wait_until(lambda: followed)
     seen_while_running = list(followed)
     release.set()
     turn.join(20)
@@ -404,18 +409,10 @@ def test_a_reader_sees_the_tool_result_while_the_model_is_slow_to_answer(
     server = serve(slow_model)
     durable = durable_chat(server)
     launch()
-    turn = threading.Thread(
-        target=lambda: durable.chat("Is card 42 valid?", conversation_id="c", echo="none")
-    )
-    turn.start()
-    while len(server.message_requests()) < 2:
-        time.sleep(0.01)
-    followed: list[Any] = []
-    reader = threading.Thread(target=lambda: followed.extend(durable.follow("c")))
-    reader.start()
-    deadline = time.monotonic() + 10
-    while len(followed) < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    turn = started(lambda: durable.chat("Is card 42 valid?", conversation_id="c", echo="none"))
+    wait_until(lambda: len(server.message_requests()) >= 2)
+    followed, reader = following(durable, "c")
+    wait_until(lambda: len(followed) >= 2)
     seen_while_waiting = list(followed)
     release.set()
     turn.join(20)
