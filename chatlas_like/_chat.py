@@ -15,7 +15,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar, cast, overload
 
 from ._core.content import Content, ContentToolRequest
 from ._core.errors import ToolFailureWarning  # chatlas keeps its warning in chatlas._chat
@@ -48,7 +48,7 @@ from ._tools.finalize import READ_MORE_TOOL, Finalizer
 from ._tools.observer import QUIET, Observer
 from ._tools.runner import ToolContext
 from ._tools.structured import extract_value
-from ._tools.tool import Tool, ToolBuiltIn
+from ._tools.tool import Rerun, Tool, ToolBuiltIn
 from ._tools.workers import WorkerPool
 from .providers._base import Provider
 from .providers._types import ModelInfo, RequestSpec
@@ -441,6 +441,7 @@ class Chat:
         sequential: bool = False,
         timeout: float | None = None,
         max_result_bytes: int | None = None,
+        durable: Rerun | None = None,
     ) -> None:
         """Let the model call ``func``.
 
@@ -454,11 +455,16 @@ class Chat:
             As for :meth:`Tool.from_func`. With a :class:`Tool`, those given apply to a
             copy of it (``register_tool(tool, name="x")`` registers it as ``x``), and
             ``model`` rebuilds it from its function.
+        durable
+            Ours: in a durable conversation, whether a call a crash interrupted runs
+            again on recovery (``"rerun"``) or is answered as interrupted (``"once"``);
+            None decides from ``annotations`` (see :class:`Tool`).
         """
         if isinstance(func, ToolBuiltIn):
             tool: Tool | ToolBuiltIn = func
         elif isinstance(func, Tool):
-            tool = _tool_with(func, name, model, annotations, sequential, timeout, max_result_bytes)
+            settings = _Settings(name, annotations, sequential, timeout, max_result_bytes, durable)
+            tool = _tool_with(func, model, settings)
         else:
             tool = Tool.from_func(
                 func,
@@ -468,6 +474,7 @@ class Chat:
                 sequential=sequential,
                 timeout=timeout,
                 max_result_bytes=max_result_bytes,
+                durable=durable,
             )
         if tool.name in self._tools and not force:
             raise ValueError(  # chatlas's words
@@ -1494,34 +1501,35 @@ class Chat:
         return chat_markdown(self)
 
 
-def _tool_with(
-    tool: Tool,
-    name: str | None,
-    model: Any,
-    annotations: dict[str, Any] | None,
-    sequential: bool,
-    timeout: float | None,
-    max_result_bytes: int | None,
-) -> Tool:
+class _Settings(NamedTuple):
+    """What ``register_tool`` was given for a :class:`Tool`; None where not given."""
+
+    name: str | None
+    annotations: dict[str, Any] | None
+    sequential: bool
+    timeout: float | None
+    max_result_bytes: int | None
+    durable: Rerun | None
+
+
+def _tool_with(tool: Tool, model: Any, given: _Settings) -> Tool:
     """``tool`` with the settings ``register_tool`` was given; itself when none were."""
     if model is not None:
         return Tool.from_func(
             tool.func,
-            name=name or tool.name,
+            name=given.name or tool.name,
             model=model,
-            annotations=annotations or tool.annotations,
-            sequential=sequential or tool.sequential,
-            timeout=timeout if timeout is not None else tool.timeout,
-            max_result_bytes=max_result_bytes or tool.max_result_bytes,
+            annotations=given.annotations or tool.annotations,
+            sequential=given.sequential or tool.sequential,
+            timeout=given.timeout if given.timeout is not None else tool.timeout,
+            max_result_bytes=given.max_result_bytes or tool.max_result_bytes,
+            durable=given.durable or tool.durable,
         )
-    given = {
-        "name": name,
-        "annotations": annotations,
-        "sequential": sequential or None,
-        "timeout": timeout,
-        "max_result_bytes": max_result_bytes,
+    changes = {
+        key: value
+        for key, value in given._replace(sequential=given.sequential or None)._asdict().items()
+        if value is not None
     }
-    changes = {key: value for key, value in given.items() if value is not None}
     return tool.with_settings(**changes) if changes else tool
 
 

@@ -39,6 +39,7 @@ from ._core.tool_info import ToolInfo
 from ._core.tool_result import ContentToolResult, ContentToolResultProgress
 from ._core.turn import FinishReason, Tokens, Usage
 from ._observe.tokens import TokensDict, TokenUsage
+from ._tools.tool import Rerun
 from .providers._anthropic.server_tools import ToolWebFetch, ToolWebSearch, UserLocation
 from .providers._prices import TokenPrice
 from .providers._types import FileMetadata, ModelInfo
@@ -96,6 +97,7 @@ __all__ = [
     "ImageContentType",
     "ImageContentTypes",
     "ModelInfo",
+    "Rerun",
     "Source",
     "StructuredChatResult",
     "SubmitInputArgsT",

@@ -24,18 +24,24 @@ import inspect
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, cast, get_type_hints
 
 from . import docstring as _docstring
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["ArgumentError", "Tool", "ToolBuiltIn"]
+__all__ = ["ArgumentError", "Rerun", "Tool", "ToolBuiltIn"]
+
+Rerun = Literal["rerun", "once"]
+"""What a durable turn does with a call of the tool that a crash interrupted:
+``"rerun"`` runs it again, ``"once"`` never does (it is answered as interrupted)."""
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 _INPUT_PREVIEW = 60
-_SETTINGS = frozenset({"name", "annotations", "sequential", "timeout", "max_result_bytes"})
+_SETTINGS = frozenset(
+    {"name", "annotations", "sequential", "timeout", "max_result_bytes", "durable"}
+)
 
 
 class ArgumentError(ValueError):
@@ -68,6 +74,13 @@ class Tool:
     max_result_bytes
         Cap on the UTF-8 bytes of one result that the model receives (overrides the
         chat's).
+    durable
+        Ours, for durable conversations (:mod:`chatlas_like.durable`): whether a call
+        that a crash interrupted while it ran is run again on recovery (``"rerun"``:
+        running it twice does no harm) or never (``"once"``: it is answered with an
+        ``error`` result saying it may or may not have taken effect). None (the
+        default) decides from ``annotations``: ``idempotentHint`` or ``readOnlyHint``
+        reruns, anything else runs once. Given, it wins over the annotations.
     """
 
     def __init__(
@@ -81,8 +94,9 @@ class Tool:
         sequential: bool = False,
         timeout: float | None = None,
         max_result_bytes: int | None = None,
+        durable: Rerun | None = None,
     ) -> None:
-        _check_settings(name, timeout, max_result_bytes)
+        _check_settings(name, timeout, max_result_bytes, durable)
         self.func = func
         self.name = name
         self.description = description
@@ -91,6 +105,7 @@ class Tool:
         self.sequential = sequential
         self.timeout = timeout
         self.max_result_bytes = max_result_bytes
+        self.durable: Rerun | None = durable
         call = inspect.getattr_static(type(func), "__call__", None)  # may be async
         self.is_async = any(
             inspect.iscoroutinefunction(f) or inspect.isasyncgenfunction(f) for f in (func, call)
@@ -108,6 +123,7 @@ class Tool:
         sequential: bool = False,
         timeout: float | None = None,
         max_result_bytes: int | None = None,
+        durable: Rerun | None = None,
         parse_docstring: bool = False,
         model_instances: bool = False,
     ) -> Tool:
@@ -124,7 +140,7 @@ class Tool:
             A pydantic model describing the arguments, instead of the signature: its
             fields must be the function's parameters, with the same defaults. Its
             docstring, when it has one, is the tool's description.
-        annotations, sequential, timeout, max_result_bytes
+        annotations, sequential, timeout, max_result_bytes, durable
             As for :class:`Tool`.
         parse_docstring
             Ours, off by default. Off, the description is the docstring exactly as
@@ -160,6 +176,7 @@ class Tool:
             sequential=sequential,
             timeout=timeout,
             max_result_bytes=max_result_bytes,
+            durable=durable,
         )
         tool._validator = validator
         return tool
@@ -203,7 +220,7 @@ class Tool:
 
     def with_settings(self, **changes: Any) -> Tool:
         """A copy with ``changes`` applied (``name``, ``annotations``, ``sequential``,
-        ``timeout``, ``max_result_bytes``); this tool is left as it is."""
+        ``timeout``, ``max_result_bytes``, ``durable``); this tool is left as it is."""
         unknown = set(changes) - _SETTINGS
         if unknown:
             raise TypeError(f"cannot change {', '.join(sorted(unknown))} of a Tool")
@@ -211,7 +228,7 @@ class Tool:
         new.parameters = dict(self.parameters)
         for key, value in changes.items():
             setattr(new, key, dict(value) if key == "annotations" and value else value)
-        _check_settings(new.name, new.timeout, new.max_result_bytes)
+        _check_settings(new.name, new.timeout, new.max_result_bytes, new.durable)
         return new
 
     def validate_arguments(self, arguments: Any) -> dict[str, Any]:
@@ -234,13 +251,17 @@ class Tool:
         return f"Tool(name={self.name!r})"
 
 
-def _check_settings(name: str, timeout: float | None, max_result_bytes: int | None) -> None:
+def _check_settings(
+    name: str, timeout: float | None, max_result_bytes: int | None, durable: object
+) -> None:
     if not _NAME.match(name):
         raise ValueError(f"tool name {name!r} must be 1-128 characters of letters, digits, _ or -")
     if timeout is not None and timeout <= 0:
         raise ValueError("timeout must be a positive number of seconds")
     if max_result_bytes is not None and max_result_bytes < 1:
         raise ValueError("max_result_bytes must be positive")
+    if durable not in (None, "rerun", "once"):
+        raise ValueError(f"durable must be 'rerun', 'once' or None, not {durable!r}")
 
 
 class ToolBuiltIn:

@@ -53,9 +53,10 @@ class DurableChat:
     call is a step recorded in DBOS's database, so a process that dies mid-turn leaves
     a turn that ``DBOS.launch()`` (in a new process with the same executor id) picks up
     where it stopped: finished steps are replayed, an interrupted model request is sent
-    again, and an interrupted tool call runs again only if its tool is marked
-    idempotent or read-only (``annotations={"idempotentHint": True}`` or
-    ``{"readOnlyHint": True}``); any other is answered with an ``error`` result telling
+    again, and an interrupted tool call runs again only if its tool says so
+    (``register_tool(f, durable="rerun")``, or without ``durable=`` annotations marking
+    it idempotent or read-only: ``{"idempotentHint": True}`` or ``{"readOnlyHint":
+    True}``); any other is answered with an ``error`` result telling
     the model the call was interrupted and may or may not have taken effect.
 
     Create every ``DurableChat`` before ``DBOS.launch()``: recovery finds a turn's code by

@@ -8,8 +8,8 @@ the record tells for sure which calls may have run.
 Replayed after a crash, the recorded steps come back in their order without running
 anything. At the first step that was not recorded the round goes live, with what is
 left: a call never started runs; a call that started and did not finish runs again
-only if its tool declares that safe (annotations ``idempotentHint`` or
-``readOnlyHint``), and is otherwise answered with an ``error`` result saying it was
+only if its tool declares that safe (``durable="rerun"``, or annotations
+``idempotentHint`` or ``readOnlyHint``), and is otherwise answered with an ``error`` result saying it was
 interrupted and may or may not have taken effect (:data:`INTERRUPTED_BY_CRASH`).
 """
 
@@ -47,7 +47,10 @@ class DurableWarning(UserWarning):
 
 
 def safe_to_rerun(tool: Tool | ToolBuiltIn | None) -> bool:
-    """Whether ``tool`` declares that running a call again does no harm."""
+    """Whether ``tool`` declares that running a call again does no harm: its
+    ``durable=`` setting when given, else its annotations."""
+    if isinstance(tool, Tool) and tool.durable is not None:
+        return tool.durable == "rerun"
     annotations: Mapping[str, Any] = (tool.annotations if tool is not None else None) or {}
     return bool(annotations.get("idempotentHint") or annotations.get("readOnlyHint"))
 

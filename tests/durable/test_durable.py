@@ -24,13 +24,13 @@ from typing import Any
 
 import pytest
 
-from chatlas_like import BadRequestError, Chat, ContentToolRequest, ContentToolResult
+from chatlas_like import BadRequestError, Chat, ContentToolRequest, ContentToolResult, Tool
 from chatlas_like.testing import LoopbackServer, Reply
 from tests.conftest import make_chat
 
 pytest.importorskip("dbos")
 
-from chatlas_like.durable import DurableChat, DurableError, parallel_chat
+from chatlas_like.durable import DurableChat, DurableError, parallel_chat, safe_to_rerun
 from chatlas_like.durable._driver import stream_entry, unread
 
 pytest_plugins = ["tests.support.postgres"]
@@ -857,3 +857,22 @@ def test_importing_chatlas_like_or_its_durable_module_does_not_import_dbos() -> 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("durable", "annotations", "reruns"),
+    [
+        (None, None, False),
+        (None, {"idempotentHint": True}, True),
+        (None, {"readOnlyHint": True}, True),
+        ("rerun", None, True),
+        ("once", {"readOnlyHint": True}, False),
+    ],
+)
+def test_a_tool_is_rerun_after_a_crash_as_its_durable_setting_or_else_its_annotations_say(
+    durable: Any, annotations: Any, reruns: bool
+) -> None:
+    tool = Tool.from_func(
+        lambda card: card, name="charge", annotations=annotations, durable=durable
+    )
+    assert safe_to_rerun(tool) is reruns

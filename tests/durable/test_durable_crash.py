@@ -37,6 +37,7 @@ SQLITE_CASES = (
     "after_tools",
     "final_answer",
     "tool_gone",
+    "options",
 )
 POSTGRES_CASES = ("lookup", "after_tools")
 
@@ -166,6 +167,17 @@ def test_an_idempotent_tool_killed_mid_call_runs_again_beside_the_interrupted_on
     assert case.runs("lookup") == (2, 1)
     assert case.outcome("lookup") == ("success", "")
     assert case.runs("charge") == (1, 0)  # it was running too: not run again
+    assert case.outcome("charge") == ("error", INTERRUPTED_BY_CRASH)
+
+
+def test_register_tool_durable_decides_a_rerun_over_the_annotations(
+    sqlite_battery: Battery,
+) -> None:
+    case = sqlite_battery["options"]  # both killed mid-call
+    _check_ends_well(case)
+    assert case.runs("lookup") == (2, 1)  # durable="rerun", no annotations
+    assert case.outcome("lookup") == ("success", "")
+    assert case.runs("charge") == (1, 0)  # durable="once" despite idempotentHint
     assert case.outcome("charge") == ("error", INTERRUPTED_BY_CRASH)
 
 

@@ -9,7 +9,9 @@ turn 0 of one conversation per case, each on a durable chat of its own
 process on the same database: its ``DBOS.launch()`` recovers every turn; it waits for
 each, asks one more question on each conversation and prints one JSON report, keyed
 by case. The case ``tool_gone`` crashes as ``charge`` does, and its recovering process
-does not register ``charge``.
+does not register ``charge``. The case ``options`` crashes as ``lookup`` does, with
+``lookup`` registered as ``durable="rerun"`` (no annotations) and ``charge`` as
+``durable="once"`` despite an ``idempotentHint``.
 
 Each process serves the scripted model on its own loopback server. A case's tools log
 their runs in ``STATE_DIR/CASE/`` (``charge.log``, ``lookup.log``), and its results go
@@ -43,6 +45,7 @@ POINTS = {
     "after_tools": "both results recorded; the next request not sent",
     "final_answer": "during the streamed final answer",
     "tool_gone": "as charge; recovered without charge registered",
+    "options": "as lookup; each tool's rerun decided by register_tool(durable=)",
 }
 HOLD_LIMIT = 120  # seconds the crashing process waits for every case to reach its point
 
@@ -66,7 +69,9 @@ class Case:
 
     def __init__(self, name: str, state: Path, crashing: bool) -> None:
         self.name = name
-        self.point = ("charge" if name == "tool_gone" else name) if crashing else ""
+        self.point = (
+            {"tool_gone": "charge", "options": "lookup"}.get(name, name) if crashing else ""
+        )
         self.state = state / name
         self.state.mkdir(exist_ok=True)
         self.lookup_recorded = threading.Event()
@@ -179,9 +184,13 @@ def main() -> None:
                 store=str(case.state / "results.db"),
             )
             charge, lookup = case.tools()
-            if crashing or case.name != "tool_gone":
-                chat.register_tool(charge)
-            chat.register_tool(lookup, annotations={"idempotentHint": True})
+            if case.name == "options":
+                chat.register_tool(charge, annotations={"idempotentHint": True}, durable="once")
+                chat.register_tool(lookup, durable="rerun")
+            else:
+                if crashing or case.name != "tool_gone":
+                    chat.register_tool(charge)
+                chat.register_tool(lookup, annotations={"idempotentHint": True})
             if case.point == "before_tools":
                 chat.on_tool_request(lambda request, case=case: hold(case.name))
             durables[case.name] = DurableChat(chat, name=f"battery-{case.name}")

@@ -185,6 +185,19 @@ def test_register_tool_renames_a_tool_without_changing_the_original() -> None:
     assert tool.validate_arguments({"lat": "1.5", "lng": 2}) == {"lat": 1.5, "lng": 2.0}
 
 
+def test_register_tool_gives_a_copy_of_a_tool_its_durable_setting() -> None:
+    original = Tool.from_func(get_current_weather)
+    chat = ChatAnthropic(api_key="test")
+    chat.register_tool(original, durable="rerun")
+    (tool,) = chat.get_tools()
+    assert (tool.durable, original.durable) == ("rerun", None)
+
+
+def test_a_durable_setting_other_than_rerun_or_once_is_refused() -> None:
+    with pytest.raises(ValueError, match="durable must be 'rerun', 'once' or None, not 'yes'"):
+        Tool.from_func(get_current_weather, durable="yes")  # pyright: ignore[reportArgumentType]
+
+
 def test_tool_schema_has_chatlas_shape() -> None:
     tool = Tool.from_func(get_current_weather)
     assert tool.schema == {
