@@ -14,6 +14,14 @@ successful results go first, oldest first; failures, refusals and small results 
 the newest results (not yet seen by the model) and the pages the model read back in the
 last rounds never.
 
+With a budget, a result that alone takes a tenth of it or more is sent once: whole in
+the request that follows its call, as a reference from the next one on, once the model
+has answered it. Kept, such a result would be written to the prompt cache, read back at
+every round and soon elided by a step anyway, which rewrites every cached block after it;
+sent once, it costs its own tokens once and the prefix only grows at its end. The view
+names the results it sends for the last time (:attr:`View.transient`), so that a provider
+with cache breakpoints ends the cached prefix before them.
+
 Tokens are estimated by one rule: the last answer's reported input and output tokens
 (the exact size of what was sent then), plus UTF-8 bytes / 4 for what was added since;
 with no answer yet, bytes / 4 of every turn.
@@ -23,17 +31,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .._core.tool_result import ContentToolResult
 from .._core.turn import Turn
 from .._core.utf8 import cut_to_bytes, utf8_length
 
-__all__ = ["BYTES_PER_TOKEN", "ContextView", "reference_text"]
+__all__ = ["BYTES_PER_TOKEN", "ContextView", "View", "reference_text"]
 
 BYTES_PER_TOKEN = 4
 LOW_WATER = 0.5  # elide down to this fraction of the threshold at once
 WINDOW_SHARE = 0.9  # the model's window is a threshold at 90%
 SMALL_BYTES = 1_000  # a result this small saves little: elided last
+SEND_ONCE_SHARE = 0.1  # a result this share of the budget or more is sent once
 PREVIEW_BYTES = 160
 READ_BACK_ROUNDS = 2  # pages read back in the last rounds stay whole
 READ_TOOL = "read_tool_result"
@@ -59,6 +69,14 @@ def reference_text(result: ContentToolResult, size: int, sequence: int | None) -
     )
 
 
+class View(NamedTuple):
+    """What one request sends of the history."""
+
+    turns: Sequence[Turn]
+    # Tool call ids whose results this request carries whole for the last time.
+    transient: frozenset[str] = frozenset()
+
+
 @dataclass(slots=True)
 class ContextView:
     """A chat's view of its history for requests: which results are sent as references.
@@ -80,15 +98,22 @@ class ContextView:
     sequences: Callable[[], Mapping[str, int]] | None = None
     elided: dict[str, ContentToolResult] = field(default_factory=lambda: {})
     _turns: dict[int, tuple[Turn, Turn]] = field(default_factory=lambda: {})
+    # The latest answer (by id) whose usage counts results sent once and elided since,
+    # and the tokens their references save.
+    _since: tuple[int, int] = (0, 0)
 
-    def __call__(self, turns: Sequence[Turn]) -> Sequence[Turn]:
+    def __call__(self, turns: Sequence[Turn]) -> View:
         """The turns to send: ``turns`` with the elided results as references."""
+        sequences: Mapping[str, int] = self.sequences() if self.sequences is not None else {}
+        transient = self._send_once(turns, sequences)
         threshold = self._threshold()
-        if threshold is not None and self._estimate(turns) > threshold:
-            self._elide(turns, self._estimate(turns) - int(threshold * LOW_WATER))
+        if threshold is not None:
+            estimate = self._estimate(turns)
+            if estimate > threshold:
+                self._elide(turns, sequences, estimate - int(threshold * LOW_WATER))
         if not self.elided:
-            return turns
-        return [self._viewed(turn) for turn in turns]
+            return View(turns, transient)
+        return View([self._viewed(turn) for turn in turns], transient)
 
     def _threshold(self) -> float | None:
         window = self.window()
@@ -100,16 +125,54 @@ class ContextView:
 
     def _estimate(self, turns: Sequence[Turn]) -> int:
         """Tokens of the request the view of ``turns`` makes (see the module docstring)."""
-        for index in range(len(turns) - 1, -1, -1):
-            usage = turns[index].usage
-            if turns[index].role == "assistant" and usage is not None and usage.total:
-                added = sum(self._bytes(self._viewed(t)) for t in turns[index + 1 :])
-                return usage.total + added // BYTES_PER_TOKEN
-        return sum(self._bytes(self._viewed(t)) for t in turns) // BYTES_PER_TOKEN
+        index = _last_answer(turns)
+        if index is None:
+            return sum(self._bytes(self._viewed(t)) for t in turns) // BYTES_PER_TOKEN
+        usage = turns[index].usage
+        assert usage is not None
+        added = sum(self._bytes(self._viewed(t)) for t in turns[index + 1 :])
+        since = self._since[1] if self._since[0] == id(turns[index]) else 0
+        return usage.total - since + added // BYTES_PER_TOKEN
 
-    def _elide(self, turns: Sequence[Turn], tokens: int) -> None:
+    def _send_once(self, turns: Sequence[Turn], sequences: Mapping[str, int]) -> frozenset[str]:
+        """Elide the answered results that are sent once; those of the request to come."""
+        if self.budget is None or self.sequences is None:
+            return frozenset()
+        least = max(SMALL_BYTES, int(self.budget * BYTES_PER_TOKEN * SEND_ONCE_SHARE))
+        recent = _read_back(turns)
+        latest = _last_answer(turns)
+        counted = id(turns[latest]) if latest is not None else 0  # its request sent them
+        saved = self._since[1] if self._since[0] == counted else 0
+        transient: set[str] = set()
+        answered = False  # an assistant turn follows the one looked at
+        for turn in reversed(turns):
+            if turn.role == "assistant":
+                answered = True
+                continue
+            changed = False
+            for result in turn.tool_results:
+                request = result.request
+                if request is None or request.id in self.elided or request.id in recent:
+                    continue
+                size = _size(result)
+                if result.outcome != "success" or size < least or request.id not in sequences:
+                    continue
+                if not answered:
+                    transient.add(request.id)
+                    continue
+                text = reference_text(result, size, sequences[request.id])
+                if utf8_length(text) >= size:
+                    continue
+                self.elided[request.id] = result.with_model_value(text)
+                saved += (size - utf8_length(text)) // BYTES_PER_TOKEN
+                changed = True
+            if changed:
+                self._turns.pop(id(turn), None)
+        self._since = (counted, saved)
+        return frozenset(transient)
+
+    def _elide(self, turns: Sequence[Turn], sequences: Mapping[str, int], tokens: int) -> None:
         """Elide results saving at least ``tokens`` (or all there are), in one step."""
-        sequences: Mapping[str, int] = self.sequences() if self.sequences is not None else {}
         window_only = self.budget is None or self.sequences is None
         saved = 0
         for result, size in self._candidates(turns, sequences, window_only):
@@ -179,6 +242,15 @@ def _size(result: ContentToolResult) -> int:
 def _model_text(result: ContentToolResult) -> str:
     value = result.get_model_value()
     return value if isinstance(value, str) else str(value)
+
+
+def _last_answer(turns: Sequence[Turn]) -> int | None:
+    """Index of the last assistant turn that reports its tokens."""
+    for index in range(len(turns) - 1, -1, -1):
+        usage = turns[index].usage
+        if turns[index].role == "assistant" and usage is not None and usage.total:
+            return index
+    return None
 
 
 def _read_back(turns: Sequence[Turn]) -> set[str]:

@@ -76,6 +76,7 @@ from .._tools.runner import (
 from .._tools.tool import Tool, ToolBuiltIn
 from ..providers._base import Provider
 from ..providers._types import RequestSpec
+from .context import View
 from .echo import EchoSink
 from .options import ChatOptions
 from .tool_ids import UniqueIds
@@ -168,8 +169,8 @@ def _no_finalize(results: list[ContentToolResult]) -> list[ContentToolResult]:
     return results
 
 
-def _whole(turns: Sequence[Turn]) -> Sequence[Turn]:
-    return turns
+def _whole(turns: Sequence[Turn]) -> View:
+    return View(turns)
 
 
 @dataclass(slots=True)
@@ -187,7 +188,7 @@ class Run:
     before_model_call: Sequence[Callable[[Run], Sequence[Turn] | None]] = ()
     finalize: Callable[[list[ContentToolResult]], list[ContentToolResult]] = _no_finalize
     # What is sent of the history (old results as references: :mod:`._run.context`).
-    view: Callable[[Sequence[Turn]], Sequence[Turn]] = _whole
+    view: Callable[[Sequence[Turn]], View] = _whole
     record_usage: Callable[[AssistantTurn], None] | None = None
     stop_requested: Callable[[], bool] | None = None
     stop_reason: Callable[[], str | None] | None = None
@@ -217,8 +218,8 @@ def turn_loop(run: Run, prompt: Turn | None) -> Generator[Any, Any, None]:
                     if run.yield_content:
                         yield inserted
             try:
-                turns = run.view(history.turns)
-                spec = run.spec
+                turns, transient = run.view(history.turns)
+                spec = replace(run.spec, transient=transient) if transient else run.spec
                 urls = run.provider.downloads(turns)
                 if urls:
                     spec = replace(spec, downloads=(yield Download(tuple(urls))))

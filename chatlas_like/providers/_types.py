@@ -50,6 +50,9 @@ class RequestSpec:
     data_model: type[Any] | None = None
     # The bytes of what ``Provider.downloads()`` named, by URL, fetched by the driver.
     downloads: Mapping[str, bytes] = field(default_factory=lambda: {})
+    # Tool call ids whose results this request sends whole for the last time (the next
+    # sends references): a provider placing cache breakpoints ends the cache before them.
+    transient: frozenset[str] = frozenset()
 
 
 class ModelInfo(TypedDict, total=False):

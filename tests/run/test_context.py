@@ -69,7 +69,8 @@ def test_over_the_budget_old_results_are_sent_as_references_the_history_keeps_wh
 
 
 def test_elision_goes_in_one_step_and_then_leaves_the_prefix_alone(serve: Any) -> None:
-    _, server = paged_chat(serve, rounds=12, context_budget=8_000)
+    # Pages under a tenth of the budget: kept until a step elides them.
+    _, server = paged_chat(serve, rounds=20, context_budget=30_000)
     counts = [
         sum(r.startswith("[Result elided") for r in sent_results(body))
         for body in server.message_requests()
@@ -84,6 +85,30 @@ def test_elision_goes_in_one_step_and_then_leaves_the_prefix_alone(serve: Any) -
         if n_before == n_after:
             old = [_plain(m) for m in before["messages"]]
             assert [_plain(m) for m in after["messages"][: len(old)]] == old
+
+
+def test_a_result_of_a_tenth_of_the_budget_or_more_is_sent_once(serve: Any) -> None:
+    chat, server = paged_chat(serve, rounds=6, context_budget=8_000)  # pages: 2,000 tokens
+    for n, body in enumerate(server.message_requests()[1:]):
+        sent = sent_results(body)
+        assert sent[-1].startswith(f"page {n} says")  # whole in the request after its call
+        assert all(r.startswith("[Result elided") for r in sent[:-1])  # then a reference
+    kept = [r.value for t in chat.get_turns() for r in t.tool_results]
+    assert all(str(v).startswith("page ") for v in kept)
+
+
+def test_the_cache_ends_before_a_result_sent_for_the_last_time(serve: Any) -> None:
+    _, server = paged_chat(serve, rounds=6, context_budget=8_000)
+    body = server.message_requests()[-1]
+    *_, asked, answered = body["messages"]
+    assert "cache_control" not in answered["content"][-1]
+    assert asked["content"][-1]["type"] == "tool_use"
+    assert "cache_control" in asked["content"][-1]
+    meter = PromptCacheMeter(minimum_tokens=100)  # this chat's prefix is short
+    billed = [meter.bill(body) for body in server.message_requests()]
+    page_tokens = PAGE // 4
+    assert all(b.cache_write < page_tokens / 4 for b in billed[2:])  # no page written
+    assert all(b.cache_read > 0 for b in billed[2:])  # the prefix before it is read
 
 
 def _plain(message: dict[str, Any]) -> bytes:
@@ -178,11 +203,11 @@ def test_a_request_over_the_models_window_is_cut_down_without_a_budget(serve: An
     chat, _ = paged_chat(serve, rounds=5)
     turns = chat.get_turns()
     view = ContextView(window=lambda: 8_000)  # a small window, reached by five pages
-    sent = view(turns)
+    sent = view(turns).turns
     results = [str(r.get_model_value()) for t in sent for r in t.tool_results]
     assert any(r.startswith("[Result elided") for r in results)
     assert all("read_tool_result" not in r for r in results)  # no store: nothing to read back
-    assert ContextView(window=lambda: 200_000)(turns) is turns  # far from it: all sent
+    assert ContextView(window=lambda: 200_000)(turns).turns is turns  # far from it: all sent
 
 
 def test_a_page_read_back_in_the_last_round_is_kept(serve: Any) -> None:

@@ -142,7 +142,7 @@ def build_request(
     )
     cache_control = {"type": "ephemeral", "ttl": cache} if cache in _CACHE_TTLS else None
     if cache_control is not None:
-        _place_breakpoints(messages, cache_control)
+        _place_breakpoints(messages, cache_control, spec.transient)
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": messages}
     system = spec.system_prompt
     if system:
@@ -342,29 +342,48 @@ def _tool_results_first(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return results + [b for b in blocks if b.get("type") != "tool_result"]
 
 
-def _place_breakpoints(messages: list[dict[str, Any]], cache_control: dict[str, Any]) -> None:
+def _place_breakpoints(
+    messages: list[dict[str, Any]], cache_control: dict[str, Any], transient: frozenset[str]
+) -> None:
     """Prompt-cache breakpoints on the conversation: at its end, where this request's
     prefix will be read back by the next one, and at the end of the previous request,
     so a round that adds many blocks (parallel calls) still finds it within the API's
-    20-block lookback. With the system prompt's breakpoint: 3 of the API's 4."""
+    20-block lookback. With the system prompt's breakpoint: 3 of the API's 4.
+
+    The end breakpoint goes before the first result this request sends for the last
+    time (``transient``): the next request carries a reference in its place, so caching
+    it would only cost the write."""
     if not messages or messages[-1]["role"] != "user":
         return  # a prefill ends the conversation: nothing after it to cache for
-    # The last two user messages, found from the end: a long chat is not walked.
-    users = [len(messages) - 1]
-    for i in range(len(messages) - 2, -1, -1):
+    last = len(messages) - 1
+    # The previous user message, found from the end: a long chat is not walked.
+    for i in range(last - 1, -1, -1):
         if messages[i]["role"] == "user":
-            users.insert(0, i)
+            messages[i] = _with_cache_control(messages[i], cache_control)
             break
-    for index in users:
-        messages[index] = _with_cache_control(messages[index], cache_control)
+    blocks = messages[last]["content"]
+    cut = next(
+        (
+            i
+            for i, block in enumerate(blocks)
+            if block.get("type") == "tool_result" and block.get("tool_use_id") in transient
+        ),
+        len(blocks),
+    )
+    if cut > 0:
+        messages[last] = _with_cache_control(messages[last], cache_control, cut - 1)
+    elif last > 0:
+        messages[last - 1] = _with_cache_control(messages[last - 1], cache_control)
 
 
-def _with_cache_control(message: dict[str, Any], cache_control: dict[str, Any]) -> dict[str, Any]:
+def _with_cache_control(
+    message: dict[str, Any], cache_control: dict[str, Any], at: int = -1
+) -> dict[str, Any]:
     blocks = list(message["content"])
-    last = blocks[-1]
-    if "cache_control" in last or last.get("type") in ("thinking", "redacted_thinking"):
+    block = blocks[at]
+    if "cache_control" in block or block.get("type") in ("thinking", "redacted_thinking"):
         return message
-    blocks[-1] = {**last, "cache_control": cache_control}
+    blocks[at] = {**block, "cache_control": cache_control}
     return {"role": message["role"], "content": blocks}
 
 
