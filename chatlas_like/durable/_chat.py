@@ -7,7 +7,7 @@ import queue
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._chat import Chat, ChatResponse, ChatResponseAsync, ChatStream, _shows
 from .._core.content import Content
@@ -333,6 +333,7 @@ class DurableChat:
     ) -> str:
         """Run one turn in this thread (no event loop may run here); the answer's text."""
         from dbos import SetWorkflowID
+        from dbos import error as dbos_errors
 
         check_conversation_id(conversation_id)
         ensure_launched()
@@ -342,12 +343,17 @@ class DurableChat:
         token = call["token"]
         CALLERS[token] = caller
         known = RECENT.get(self.name, conversation_id)
-        index = known.next_index if known is not None else self._next_index(conversation_id)
+        # Unknown here, the conversation is guessed new: its first turn costs no read.
+        # A turn number already taken is refused by DBOS before anything runs.
+        index = known.next_index if known is not None else 0
         try:
             while True:
                 workflow_id = turn_workflow_id(self.name, conversation_id, index)
-                with SetWorkflowID(workflow_id):
-                    data = self._workflow(conversation_id, index, prompt, call)
+                try:
+                    with SetWorkflowID(workflow_id, workflow_id_reuse_policy="reject"):
+                        data = self._workflow(conversation_id, index, prompt, call)
+                except dbos_errors.DBOSWorkflowIDInUseError:
+                    data = None
                 output = TurnOutput.from_data(data)
                 if output is not None and output.token == token:
                     break
@@ -372,21 +378,25 @@ class DurableChat:
         kwargs: dict[str, Any] | None,
         options: dict[str, Any],
     ) -> DurableHandle:
-        from dbos import DBOS, SetWorkflowID
+        from dbos import SetWorkflowID
+        from dbos import error as dbos_errors
 
         check_conversation_id(conversation_id)
         ensure_launched()
         prompt, call = self._inputs(args, stream, kwargs, options)
         queue_ = self._queue()
+        known = RECENT.get(self.name, conversation_id)
+        index = known.next_index if known is not None else 0  # guessed new, as in _turn
         while True:
-            index = self._next_index(conversation_id)
             workflow_id = turn_workflow_id(self.name, conversation_id, index)
-            with SetWorkflowID(workflow_id):
-                handle = queue_.enqueue(self._workflow, conversation_id, index, prompt, call)
-            [status] = DBOS.list_workflows(workflow_ids=[workflow_id], load_output=False)
-            if _token(status.input) == call["token"]:
+            try:
+                with SetWorkflowID(workflow_id, workflow_id_reuse_policy="reject"):
+                    handle = queue_.enqueue(self._workflow, conversation_id, index, prompt, call)
                 break
-            # Another call took this turn's number first: this one goes after it.
+            except dbos_errors.DBOSWorkflowIDInUseError:
+                # Another call took this turn's number first: this one goes after it.
+                RECENT.drop(self.name, conversation_id)
+                index = self._next_index(conversation_id)
         return DurableHandle(handle.get_workflow_id(), conversation_id, self.poll_interval)
 
     def _inputs(
@@ -464,13 +474,6 @@ def _streamed(produce: Callable[[Callable[[Any], None]], str], content: str) -> 
         yield item
     if outcome[0] is not None:
         raise outcome[0]
-
-
-def _token(inputs: Any) -> Any:
-    """The token of the call recorded in a turn's inputs (its fourth argument)."""
-    args: Any = inputs["args"] if inputs else ()
-    call: Any = args[3] if len(args) > 3 else None
-    return cast("dict[str, Any]", call).get("token") if isinstance(call, dict) else None
 
 
 def _is_text(item: Any) -> bool:

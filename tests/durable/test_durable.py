@@ -230,19 +230,58 @@ def test_a_queued_turn_is_answered_through_its_handle(
 def test_a_turn_after_one_this_process_ran_reads_no_workflow_list(
     server: LoopbackServer, launch: Callable[..., None], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dbos import DBOS
-
     durable = durable_chat(server)
     launch()
     durable.chat("hi", conversation_id="c-1", echo="none")
+    reads = _counting_reads(monkeypatch)
+    durable.chat("Is card 42 valid?", conversation_id="c-1", echo="none")
+    assert reads == []
+    assert [t.text for t in durable.get_turns("c-1")][::2] == ["hi", "Is card 42 valid?", ""]
+
+
+def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The calls of DBOS.list_workflows from here on."""
+    from dbos import DBOS
+
     reads: list[Any] = []
     list_workflows = DBOS.list_workflows
     monkeypatch.setattr(
         DBOS, "list_workflows", lambda *a, **k: reads.append(k) or list_workflows(*a, **k)
     )
-    durable.chat("Is card 42 valid?", conversation_id="c-1", echo="none")
+    return reads
+
+
+def test_the_first_turn_of_a_new_conversation_reads_no_workflow_list(
+    server: LoopbackServer, launch: Callable[..., None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    reads = _counting_reads(monkeypatch)
+    assert str(durable.chat("hi", conversation_id="c-new", echo="none")) == "Hello there."
     assert reads == []
-    assert [t.text for t in durable.get_turns("c-1")][::2] == ["hi", "Is card 42 valid?", ""]
+
+
+def test_enqueueing_the_first_turn_of_a_new_conversation_reads_no_workflow_list(
+    server: LoopbackServer, launch: Callable[..., None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    reads = _counting_reads(monkeypatch)
+    handle = durable.enqueue("hi", conversation_id="c-new")
+    assert reads == []
+    assert handle.result() == "Hello there."
+
+
+def test_a_conversation_this_process_never_saw_goes_on_after_its_last_turn(
+    server: LoopbackServer, launch: Callable[..., None]
+) -> None:
+    durable = durable_chat(server)
+    launch()
+    for _ in range(3):  # queued: no caller here keeps their history
+        durable.enqueue("hi", conversation_id="c-1").result()
+    durable.chat("Is card 42 valid?", conversation_id="c-1", echo="none")
+    texts = [t.text for t in durable.get_turns("c-1")]
+    assert texts[::2] == ["hi", "hi", "hi", "Is card 42 valid?", ""]
 
 
 def test_a_turn_added_elsewhere_since_this_process_last_ran_one_is_not_overwritten(
