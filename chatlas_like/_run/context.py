@@ -29,7 +29,7 @@ with no answer yet, bytes / 4 of every turn.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -101,19 +101,26 @@ class ContextView:
     # The latest answer (by id) whose usage counts results sent once and elided since,
     # and the tokens their references save.
     _since: tuple[int, int] = (0, 0)
+    _known: dict[str, int] = field(default_factory=lambda: {})
 
     def __call__(self, turns: Sequence[Turn]) -> View:
         """The turns to send: ``turns`` with the elided results as references."""
-        sequences: Mapping[str, int] = self.sequences() if self.sequences is not None else {}
-        transient = self._send_once(turns, sequences)
+        transient = self._send_once(turns)
         threshold = self._threshold()
         if threshold is not None:
             estimate = self._estimate(turns)
             if estimate > threshold:
-                self._elide(turns, sequences, estimate - int(threshold * LOW_WATER))
+                self._elide(turns, self._stored(()), estimate - int(threshold * LOW_WATER))
         if not self.elided:
             return View(turns, transient)
         return View([self._viewed(turn) for turn in turns], transient)
+
+    def _stored(self, ids: Iterable[str]) -> Mapping[str, int]:
+        """Stored results' sequences, read from the store again only when one of ``ids``
+        (every one, when empty) is not known yet: a sequence never changes."""
+        if self.sequences is not None and (not ids or any(i not in self._known for i in ids)):
+            self._known = dict(self.sequences())
+        return self._known
 
     def _threshold(self) -> float | None:
         window = self.window()
@@ -134,42 +141,53 @@ class ContextView:
         since = self._since[1] if self._since[0] == id(turns[index]) else 0
         return usage.total - since + added // BYTES_PER_TOKEN
 
-    def _send_once(self, turns: Sequence[Turn], sequences: Mapping[str, int]) -> frozenset[str]:
+    def _send_once(self, turns: Sequence[Turn]) -> frozenset[str]:
         """Elide the answered results that are sent once; those of the request to come."""
         if self.budget is None or self.sequences is None:
             return frozenset()
         least = max(SMALL_BYTES, int(self.budget * BYTES_PER_TOKEN * SEND_ONCE_SHARE))
         recent = _read_back(turns)
-        latest = _last_answer(turns)
-        counted = id(turns[latest]) if latest is not None else 0  # its request sent them
-        saved = self._since[1] if self._since[0] == counted else 0
         transient: set[str] = set()
-        answered = False  # an assistant turn follows the one looked at
+        answered: list[tuple[Turn, ContentToolResult, int]] = []
+        after = False  # an assistant turn follows the one looked at
         for turn in reversed(turns):
             if turn.role == "assistant":
-                answered = True
+                after = True
                 continue
-            changed = False
             for result in turn.tool_results:
                 request = result.request
                 if request is None or request.id in self.elided or request.id in recent:
                     continue
                 size = _size(result)
-                if result.outcome != "success" or size < least or request.id not in sequences:
+                if result.outcome != "success" or size < least:
                     continue
-                if not answered:
+                if after:
+                    answered.append((turn, result, size))
+                else:
                     transient.add(request.id)
-                    continue
-                text = reference_text(result, size, sequences[request.id])
-                if utf8_length(text) >= size:
-                    continue
-                self.elided[request.id] = result.with_model_value(text)
-                saved += (size - utf8_length(text)) // BYTES_PER_TOKEN
-                changed = True
-            if changed:
-                self._turns.pop(id(turn), None)
-        self._since = (counted, saved)
+        if answered:
+            self._elide_answered(turns, answered)
         return frozenset(transient)
+
+    def _elide_answered(
+        self, turns: Sequence[Turn], answered: list[tuple[Turn, ContentToolResult, int]]
+    ) -> None:
+        sequences = self._stored([r.request.id for _, r, _ in answered if r.request is not None])
+        latest = _last_answer(turns)
+        counted = id(turns[latest]) if latest is not None else 0  # its request sent them
+        saved = self._since[1] if self._since[0] == counted else 0
+        for turn, result, size in answered:
+            request = result.request
+            assert request is not None
+            if request.id not in sequences:
+                continue  # cannot be read back: kept
+            text = reference_text(result, size, sequences[request.id])
+            if utf8_length(text) >= size:
+                continue
+            self.elided[request.id] = result.with_model_value(text)
+            saved += (size - utf8_length(text)) // BYTES_PER_TOKEN
+            self._turns.pop(id(turn), None)
+        self._since = (counted, saved)
 
     def _elide(self, turns: Sequence[Turn], sequences: Mapping[str, int], tokens: int) -> None:
         """Elide results saving at least ``tokens`` (or all there are), in one step."""
