@@ -311,3 +311,16 @@ def test_the_budget_elides_and_reads_back_the_same_on_openais_apis(serve: Any, a
     [read_back] = chat.get_turns()[-2].tool_results
     assert read_back.outcome == "success"
     assert "page 0 says the code is 1000." in str(read_back.value)
+
+
+def test_without_a_budget_the_view_never_reads_the_store(serve: Any) -> None:
+    from chatlas_like._run.context import ContextView
+
+    chat, _ = paged_chat(serve, rounds=3)
+    turns = chat.get_turns()
+
+    def unreachable() -> dict[str, int]:
+        raise AssertionError("the store was read")
+
+    view = ContextView(window=lambda: 200_000, sequences=unreachable)
+    assert view(turns).turns is turns
