@@ -10,11 +10,16 @@ Two measurements, run by hand (``python -m benchmarks.bench_durable``; not part 
   SQLite, SQLite in WAL mode and PostgreSQL (a temporary local server). Medians of
   wall and CPU time, ratios to the floor, and per round the SQL statements sent, the
   bytes of their parameters, the database's growth and the steps recorded.
-* ``scale``: PostgreSQL, ``--conversations`` queued conversations (200) whose tool
-  sleeps 0.2 s and logs its side effect; first one worker process, then four, one of
-  which is SIGKILLed half way and its turns resumed by the driver
-  (:func:`~chatlas_like.durable.recover_executor`). Reports each run's wall time and
-  throughput, their ratio, and checks that every turn finished and that no
+* ``scale``: PostgreSQL, queued conversations whose tool sleeps 0.2 s and logs its side
+  effect, the model a loopback server in a process of its own. First a sweep: one
+  worker process at 1, 2, 4, 8, 16 turns at once, until a doubling gains less than 5%
+  turns/s; then, at the concurrency where adding slots stopped helping, one, two and
+  four workers (one of the four SIGKILLed half way, its turns resumed by the driver
+  with :func:`~chatlas_like.durable.recover_executor`), each beside a hand-made DBOS
+  worker running the floor's steps on a queue of its own. Reports turns/s (also per
+  core), CPU per turn of the workers, the driver and the database (the PostgreSQL
+  server's processes, from /proc), turns per CPU-second, the ratios of CPU per turn to
+  the hand-made worker's, and checks that every turn was answered and that no
   side-effecting call ran twice.
 
 ``--quick`` uses small sizes (a smoke run); ``--json PATH`` writes the report.
@@ -34,9 +39,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -48,11 +54,16 @@ KEY = "bench-key-not-a-secret"
 PER_WORKER = 2  # queued turns one worker runs at once
 
 
-def model(body: dict[str, Any]) -> Reply:
-    last = body["messages"][-1]["content"]
-    if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+def model(body: Mapping[str, Any]) -> Reply:
+    last: Any = body["messages"][-1]["content"]
+    if isinstance(last, list) and any(b.get("type") == "tool_result" for b in _blocks(last)):
         return Reply.text("Card 42 is charged.")
     return Reply.tool_call("charge", {"card": 42})
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    """A message's content blocks (a list of JSON objects)."""
+    return cast("list[dict[str, Any]]", content)
 
 
 def _dbos(url: str, executor_id: str | None = None) -> None:
@@ -119,6 +130,10 @@ def _ask(url: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
 def by_hand(url: str, prompt: str, start_step: bool) -> str:
     """The tool round as a hand-made DBOS workflow: model step, tool step, model step
     (with ``start_step``, a step recording the call's start before the tool step)."""
+    return _hand_round(url, prompt, start_step, _quick_charge)
+
+
+def _hand_round(url: str, prompt: str, start_step: bool, tool: Callable[..., str]) -> str:
     from dbos import DBOS
 
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
@@ -126,7 +141,7 @@ def by_hand(url: str, prompt: str, start_step: bool) -> str:
     [call] = [b for b in first["content"] if b["type"] == "tool_use"]
     if start_step:
         DBOS.run_step({"name": "tool-start"}, lambda: call["id"])
-    output = DBOS.run_step({"name": "tool"}, lambda: _quick_charge(**call["input"]))
+    output = DBOS.run_step({"name": "tool"}, lambda: tool(**call["input"]))
     messages += [
         {"role": "assistant", "content": first["content"]},
         {
@@ -168,9 +183,11 @@ class _Statements:
 
     def _seen(self, conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
         self.count += 1
-        rows = params if isinstance(params, list) else [params]
+        rows: list[Any] = cast("list[Any]", params) if isinstance(params, list) else [params]
         for row in rows:
-            values = row.values() if isinstance(row, dict) else (row or ())
+            values: Any = (
+                cast("dict[str, Any]", row).values() if isinstance(row, dict) else row or ()
+            )
             self.bytes += sum(len(v) for v in values if isinstance(v, (str, bytes)))
 
     def reading(self) -> tuple[int, int]:
@@ -283,7 +300,7 @@ def _interleaved(
 
 def _growth(
     backend: str, url: str, one_round: Callable[[], Any], rounds: int, statements: _Statements
-) -> dict[str, int]:
+) -> dict[str, float]:
     """Per round: the database's growth in bytes, the SQL statements sent and the bytes
     of their parameters."""
     before = _size(backend, url)
@@ -319,25 +336,79 @@ def _size(backend: str, url: str) -> int:
 
 # -- scale-out -----------------------------------------------------------------------------------
 
+POLL = (
+    0.1  # seconds between a worker's looks at the queue (kept with the queue, as set by the driver)
+)
+SWEEP = (1, 2, 4, 8, 16, 32, 64)  # turns at once in one worker, tried in order
+GAIN = 1.05  # a doubling of the slots must raise turns/s by this much to count
+TOOL_SECONDS = 0.2
+ENQUEUERS = 8  # the driver's threads putting turns on the queue
+_TICK = os.sysconf("SC_CLK_TCK")
+_HAND_QUEUE = "bench.by_hand"
+_HAND_TOOL: list[Callable[..., str]] = []  # the hand-made worker's side-effecting tool
+_QUEUED_HAND: list[Callable[..., Any]] = []
+_DRIVER: list[Any] = []
 
-def worker(url: str, executor_id: str, server_url: str, log: str) -> None:
-    """One worker process: runs queued turns until it is stopped."""
-    from dbos import DBOS
 
-    from chatlas_like.durable import DurableChat
+def scale_model(body: Mapping[str, Any]) -> Reply:
+    """The model of the scale-out runs: asks to charge the card its prompt names
+    ("Charge card 17"), then says it is charged."""
+    first: Any = body["messages"][0]["content"]
+    text = first if isinstance(first, str) else " ".join(b.get("text", "") for b in _blocks(first))
+    card = int(text.rsplit(" ", 1)[-1])
+    last: Any = body["messages"][-1]["content"]
+    if isinstance(last, list) and any(b.get("type") == "tool_result" for b in _blocks(last)):
+        return Reply.text(f"Card {card} is charged.")
+    return Reply.tool_call("charge", {"card": card})
 
+
+def _logged_charge(log: str, executor_id: str) -> Callable[..., str]:
     def charge(card: int) -> str:
         """Charge a card (a side effect, logged)."""
         with open(log, "a") as f:
-            f.write(f"{executor_id} start\n")
-        time.sleep(0.2)
+            f.write(f"{executor_id} start {card}\n")
+        time.sleep(TOOL_SECONDS)
         with open(log, "a") as f:
-            f.write(f"{executor_id} done\n")
+            f.write(f"{executor_id} done {card}\n")
         return f"charged {card}"
 
-    DurableChat(
-        _chat(server_url, charge), name="scale", max_concurrency=PER_WORKER, poll_interval=0.1
-    )
+    return charge
+
+
+def queued_by_hand(url: str, prompt: str) -> str:
+    """The floor of a queued conversation: :func:`by_hand`'s steps (model, tool, model)
+    with the worker's side-effecting tool."""
+    return _hand_round(url, prompt, False, _HAND_TOOL[0])
+
+
+def _queued_hand_workflow() -> Callable[..., Any]:
+    if not _QUEUED_HAND:
+        from dbos import DBOS, WorkflowSerializationFormat
+
+        _QUEUED_HAND.append(
+            DBOS.workflow(
+                name="bench.queued_by_hand",
+                serialization_type=WorkflowSerializationFormat.PORTABLE,
+            )(queued_by_hand)
+        )
+    return _QUEUED_HAND[0]
+
+
+def worker(kind: str, url: str, executor_id: str, server_url: str, log: str, slots: str) -> None:
+    """One worker process (``kind`` "ours" or "hand"): runs queued turns until SIGTERM."""
+    from dbos import DBOS
+
+    charge = _logged_charge(log, executor_id)
+    if kind == "ours":
+        from chatlas_like.durable import DurableChat
+
+        chat = ChatAnthropic(base_url=server_url, api_key=KEY, model=MODEL)
+        chat.register_tool(charge, name="charge")
+        # The queue's limit and polling interval are the driver's (kept in the database).
+        DurableChat(chat, name="scale", max_concurrency=int(slots), poll_interval=POLL)
+    else:
+        _HAND_TOOL.append(charge)
+        _queued_hand_workflow()
     _dbos(url, executor_id)
     DBOS.launch()
     print("ready", flush=True)
@@ -345,106 +416,420 @@ def worker(url: str, executor_id: str, server_url: str, log: str) -> None:
     DBOS.destroy()
 
 
+def model_server() -> None:
+    """The loopback model in a process of its own, so that its CPU is not the driver's."""
+    with LoopbackServer(scale_model) as server:
+        print(server.url, flush=True)
+        signal.sigwait({signal.SIGTERM})
+
+
 def scale(
     conversations: int,
-    runs: tuple[tuple[int, bool], ...] = ((1, False), (4, True)),
+    runs: tuple[tuple[int, bool], ...] = ((1, False), (2, False), (4, True)),
     postgres: TemporaryPostgres | None = None,
+    *,
+    sweep: tuple[int, ...] = (),
+    concurrency: int = PER_WORKER,
+    hand: bool = False,
+    idle: float = 0.0,
+    sweep_cap: int = 512,
+    repeats: int = 1,
 ) -> dict[str, Any]:
     """The queued conversations over each run's workers (and whether one is killed), on
-    ``postgres`` (a temporary server of its own by default)."""
-    from chatlas_like.durable import DurableChat
+    ``postgres`` (a temporary server of its own by default).
 
-    report: dict[str, Any] = {"conversations": conversations, "per_worker": PER_WORKER}
+    With ``sweep``, first one worker at each of those concurrencies (until a doubling
+    gains less than 5%; ``8 * concurrency`` turns each, at least 32, at most
+    ``sweep_cap``), and the runs at the one where adding slots stopped helping;
+    else at ``concurrency``. With ``hand``, each run also for a hand-made DBOS worker
+    (the same steps, the same SDK calls), and the ratios of CPU per turn to it. With
+    ``idle``, each run first measures what its processes use in that many seconds
+    without work. With ``repeats``, each run (and sweep point) that many times, ours
+    alternating with the hand-made one's, the medians reported."""
+    report: dict[str, Any] = {"conversations": conversations, "cpus": os.cpu_count()}
     with contextlib.ExitStack() as stack:
-        server = stack.enter_context(LoopbackServer(model))
+        server, server_url = _start_model_server()
+        stack.callback(_stop, server)
         pg = postgres or stack.enter_context(TemporaryPostgres())
         tmp = stack.enter_context(tempfile.TemporaryDirectory())
-        driver = DurableChat(
-            _chat(server.url, _quick_charge), name="scale", max_concurrency=PER_WORKER
-        )
+        bench = _Bench(pg, server, server_url, tmp)
+        if sweep:
+            report["sweep"] = bench.sweep(sweep, sweep_cap, repeats)
+            concurrency = report["sweep"]["chosen"]
+        report["per_worker"] = concurrency
+        report["repeats"] = repeats
         for workers, kill in runs:
-            url = pg.create_database().replace("postgresql://", "postgresql+psycopg://", 1)
-            log = str(Path(tmp) / f"side-effects-{workers}.log")
-            report[f"{workers} workers"] = _scale_run(
-                driver, url, server.url, log, workers, conversations, kill
+            key = f"{workers} workers"
+            ours: list[dict[str, Any]] = []
+            theirs: list[dict[str, Any]] = []
+            for _ in range(repeats):
+                if hand:  # alternating, so that the machine's drifting load falls on both
+                    theirs.append(
+                        bench.run("hand", workers, concurrency, conversations, False, idle)
+                    )
+                ours.append(bench.run("ours", workers, concurrency, conversations, kill, idle))
+            report[key] = _median_run(ours)
+            if hand:
+                report.setdefault("by_hand", {})[key] = _median_run(theirs)
+                ratios = _ratios(report[key], report["by_hand"][key])
+                pairs = [_ratios(a, b)["total"] or 0.0 for a, b in zip(ours, theirs, strict=True)]
+                ratios["total_range"] = [min(pairs), max(pairs)]
+                report.setdefault("ratio_to_hand", {})[key] = ratios
+    one = report.get("1 workers")
+    for workers in (2, 4):
+        other = report.get(f"{workers} workers")
+        if one is not None and other is not None:
+            report[f"throughput_{workers}_over_1"] = round(
+                other["turns_per_s"] / one["turns_per_s"], 2
             )
-    if "1 workers" in report and "4 workers" in report:
-        one, four = report["1 workers"], report["4 workers"]
-        report["throughput_ratio"] = round(four["turns_per_s"] / one["turns_per_s"], 2)
+    if "throughput_4_over_1" in report:
+        report["throughput_ratio"] = report["throughput_4_over_1"]
     return report
 
 
-def _scale_run(
-    driver: Any, url: str, server_url: str, log: str, workers: int, conversations: int, kill: bool
+class _Bench:
+    """Runs of queued conversations against one model server and one PostgreSQL server."""
+
+    def __init__(
+        self, pg: TemporaryPostgres, server: subprocess.Popen[str], server_url: str, tmp: str
+    ) -> None:
+        assert pg.directory is not None, "start() the server first"
+        self.pg = pg
+        self.postmaster = int((pg.directory / "data" / "postmaster.pid").read_text().split()[0])
+        self.server = server
+        self.server_url = server_url
+        self.tmp = Path(tmp)
+        self.runs = 0
+        self.driver = _scale_driver(server_url)
+
+    def sweep(self, slots: tuple[int, ...], cap: int, repeats: int) -> dict[str, Any]:
+        points: dict[str, Any] = {}
+        best = slots[0]
+        for n in slots:
+            size = min(cap, max(32, 8 * n))
+            row = _median_run([self.run("ours", 1, n, size, False) for _ in range(repeats)])
+            points[str(n)] = row
+            if n == slots[0]:
+                continue
+            gain = row["turns_per_s"] / points[str(best)]["turns_per_s"]
+            if gain < GAIN:
+                break
+            best = n
+        return {"points": points, "chosen": best}
+
+    def run(
+        self, kind: str, workers: int, slots: int, conversations: int, kill: bool, idle: float = 0
+    ) -> dict[str, Any]:
+        from dbos import DBOS
+
+        from chatlas_like.durable import recover_executor
+
+        self.runs += 1
+        url = self.pg.create_database().replace("postgresql://", "postgresql+psycopg://", 1)
+        log = self.tmp / f"side-effects-{self.runs}.log"
+        log.touch()
+        # Workers first: they create the schema before the driver enqueues.
+        processes = [
+            _start_worker(kind, url, f"w{i}", self.server_url, str(log), slots)
+            for i in range(workers)
+        ]
+        _dbos(url, "driver")
+        DBOS.listen_queues([])  # the driver only enqueues
+        DBOS.launch()
+        try:
+            enqueue = self._enqueuer(kind, slots)
+            # Warm-up, not measured: the workers find the queue (they look once a
+            # second), open their connections, make their first requests.
+            warm = min(32, workers * slots)
+            for wait in [enqueue(10**6 + i) for i in range(warm)]:
+                wait()
+            idle_use: dict[str, float] = {}
+            if idle:
+                meter = _Meter(processes, self.postmaster, self.server.pid)
+                time.sleep(idle)
+                idle_use = {k: round(v * 1000 / idle, 1) for k, v in meter.used().items()}
+            cpu = _Meter(processes, self.postmaster, self.server.pid)
+            start = time.perf_counter()
+            # From several threads, as requests come to a service: the driver must not
+            # be what limits the workers.
+            with ThreadPoolExecutor(ENQUEUERS) as pool:
+                waits = list(pool.map(enqueue, range(conversations)))
+            enqueued = time.perf_counter() - start
+            resumed: list[str] = []
+            if kill:
+                _wait_for(lambda: _tools_done(log, conversations) >= conversations // 2)
+                victim = processes[1]
+                cpu.last_look(victim.pid)
+                victim.send_signal(signal.SIGKILL)
+                victim.wait()
+                resumed = recover_executor("w1")
+            answers = [wait() for wait in waits]
+            elapsed = time.perf_counter() - start
+            used = cpu.used()
+        finally:
+            DBOS.destroy()
+            for process in processes:
+                _stop(process)
+            self._drop(url)
+        starts = Counter(
+            int(card)
+            for _, event, card in (line.split() for line in log.read_text().splitlines())
+            if event == "start" and int(card) < conversations
+        )
+        return _run_report(
+            conversations,
+            elapsed,
+            used,
+            answered=sum(a == f"Card {i} is charged." for i, a in enumerate(answers)),
+            # One call per conversation: a call a dead worker had started is answered as
+            # interrupted, never run again, so starts == conversations when none ran twice.
+            charge_starts=sum(starts.values()),
+            started_twice=sum(n > 1 for n in starts.values()),
+            worker_killed="w1" if kill else None,
+            turns_resumed=len(resumed),
+            enqueue_s=round(enqueued, 2),
+            # What the processes use without work, ms of CPU per second (polling).
+            idle_cpu_ms_per_s=idle_use or None,
+        )
+
+    def _drop(self, url: str) -> None:
+        """Drop a run's database and write out the server's dirty pages, so that the
+        next run does not pay for this one's vacuum and checkpoint."""
+        import psycopg
+        from psycopg import sql
+
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(self.pg.url(), autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+            conn.execute("CHECKPOINT")
+
+    def _enqueuer(self, kind: str, slots: int) -> Callable[[int], Callable[[], str]]:
+        """A function queueing the conversation about one card; it returns the wait for
+        its answer."""
+        if kind == "ours":
+            driver = self.driver
+            driver.max_concurrency = slots  # the queue's limit is the enqueuer's
+
+            def ours(card: int) -> Callable[[], str]:
+                cid = f"s{card}"
+                return driver.enqueue(f"Charge card {card}", conversation_id=cid).result
+
+            return ours
+        from dbos import DBOS
+
+        queue = DBOS.register_queue(
+            _HAND_QUEUE, worker_concurrency=slots, polling_interval_sec=POLL
+        )
+        workflow = _queued_hand_workflow()
+        server_url = self.server_url
+
+        def hand(card: int) -> Callable[[], str]:
+            handle = queue.enqueue(workflow, server_url, f"Charge card {card}")
+            return lambda: handle.get_result(polling_interval_sec=POLL)
+
+        return hand
+
+
+def _scale_driver(server_url: str) -> Any:
+    """The driver's DurableChat "scale" (one per process: its name is its workflows')."""
+    if not _DRIVER:
+        from chatlas_like.durable import DurableChat
+
+        _DRIVER.append(
+            DurableChat(
+                _chat(server_url, _quick_charge),
+                name="scale",
+                max_concurrency=PER_WORKER,
+                poll_interval=POLL,
+            )
+        )
+    _queued_hand_workflow()  # registered before launch, as every workflow must be
+    return _DRIVER[0]
+
+
+class _Meter:
+    """CPU seconds used since it was made: by the workers, this process (the driver),
+    the PostgreSQL server (the postmaster and all its children, those that exited
+    included) and the model server (reported, not counted: it stands for the provider)."""
+
+    def __init__(self, workers: list[subprocess.Popen[str]], postmaster: int, server: int) -> None:
+        self.workers = [p.pid for p in workers]
+        self.postmaster = postmaster
+        self.server = server
+        self.final: dict[int, float] = {}
+        self.start = self._now()
+
+    def last_look(self, pid: int) -> None:
+        """Read a worker's CPU now, before it is killed."""
+        self.final[pid] = _process_cpu(pid)
+
+    def used(self) -> dict[str, float]:
+        now = self._now()
+        return {part: now[part] - self.start[part] for part in now}
+
+    def _now(self) -> dict[str, float]:
+        return {
+            "workers": sum(
+                self.final[pid] if pid in self.final else _process_cpu(pid) for pid in self.workers
+            ),
+            "driver": time.process_time(),
+            "database": _server_cpu(self.postmaster),
+            "model_server": _process_cpu(self.server),
+        }
+
+
+def _stat(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat from the state on (field 3 is index 0)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def _process_cpu(pid: int) -> float:
+    fields = _stat(pid)
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime + stime
+
+
+def _server_cpu(postmaster: int) -> float:
+    """The CPU of a PostgreSQL server: the postmaster's own and its reaped children's
+    (utime, stime, cutime, cstime), plus its live children's."""
+    ticks = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and entry.name != str(postmaster):
+            try:
+                fields = _stat(int(entry.name))
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            if int(fields[1]) == postmaster:
+                ticks += int(fields[11]) + int(fields[12])
+    fields = _stat(postmaster)
+    return (ticks + sum(int(v) for v in fields[11:15])) / _TICK
+
+
+def _run_report(
+    conversations: int, elapsed: float, used: dict[str, float], **checks: Any
 ) -> dict[str, Any]:
-    from dbos import DBOS
-
-    from chatlas_like.durable import recover_executor
-
-    # Workers first: they create the schema and queue before the driver enqueues.
-    processes = [_start_worker(url, f"w{i}", server_url, log) for i in range(workers)]
-    _dbos(url, "driver")
-    DBOS.listen_queues([])  # the driver only enqueues
-    DBOS.launch()
-    start = time.perf_counter()
-    handles = [
-        driver.enqueue("Charge card 42", conversation_id=f"s{i}") for i in range(conversations)
-    ]
-    killed: list[str] = []
-    if kill:
-        _wait_for(lambda: _done(conversations) >= conversations // 2)
-        victim = processes[1]
-        victim.send_signal(signal.SIGKILL)
-        victim.wait()
-        killed = recover_executor("w1")
-    answers = [h.result() for h in handles]
-    elapsed = time.perf_counter() - start
-    DBOS.destroy()
-    for process in processes:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
-        if process.stdout is not None:
-            process.stdout.close()
-    lines = Path(log).read_text().splitlines()
-    starts = sum(line.endswith("start") for line in lines)
+    counted = used["workers"] + used["driver"] + used["database"]
+    cpus = os.cpu_count() or 1
+    per_turn = {part: round(seconds * 1000 / conversations, 1) for part, seconds in used.items()}
+    per_turn["total"] = round(counted * 1000 / conversations, 1)
     return {
+        "conversations": conversations,
         "seconds": round(elapsed, 2),
         "turns_per_s": round(conversations / elapsed, 2),
-        "answered": sum(a == "Card 42 is charged." for a in answers),
-        # One call per conversation: a call a dead worker had started is answered as
-        # interrupted, never run again, so starts == conversations when none ran twice.
-        "charge_starts": starts,
-        "worker_killed": "w1" if kill else None,
-        "turns_resumed": len(killed),
+        "turns_per_s_per_core": round(conversations / elapsed / cpus, 2),
+        # Machine-independent: turns per CPU-second of workers, driver and database.
+        "turns_per_cpu_s": round(conversations / counted, 2),
+        "cpu_ms_per_turn": per_turn,
+        # The share of the machine's cores busy with the run (the model server included).
+        "cores_busy": round((counted + used["model_server"]) / elapsed / cpus, 2),
+        **checks,
     }
 
 
-def _start_worker(url: str, executor_id: str, server_url: str, log: str) -> subprocess.Popen[str]:
+_FIGURES = (
+    "seconds",
+    "turns_per_s",
+    "turns_per_s_per_core",
+    "turns_per_cpu_s",
+    "cores_busy",
+    "enqueue_s",
+)
+
+
+def _median_run(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Repeats of one run as one: the median of each figure, the worst of each check."""
+    if len(rows) == 1:
+        return rows[0]
+    first = rows[0]
+
+    def median(values: list[float]) -> float:
+        return round(statistics.median(values), 2)
+
+    def parts(key: str) -> dict[str, float] | None:
+        if first.get(key) is None:
+            return None
+        return {part: median([row[key][part] for row in rows]) for part in first[key]}
+
+    return {
+        **first,
+        **{key: median([row[key] for row in rows]) for key in _FIGURES},
+        "cpu_ms_per_turn": parts("cpu_ms_per_turn"),
+        "idle_cpu_ms_per_s": parts("idle_cpu_ms_per_s"),
+        "answered": min(row["answered"] for row in rows),
+        "charge_starts": max(row["charge_starts"] for row in rows),
+        "started_twice": max(row["started_twice"] for row in rows),
+        "turns_resumed": [row["turns_resumed"] for row in rows],
+        "repeats": rows,
+    }
+
+
+def _ratios(ours: dict[str, Any], hand: dict[str, Any]) -> dict[str, Any]:
+    a, b = ours["cpu_ms_per_turn"], hand["cpu_ms_per_turn"]
+    return {part: round(a[part] / b[part], 2) if b[part] else None for part in _PARTS}
+
+
+_PARTS = ("workers", "driver", "database", "total")
+
+
+def _start_model_server() -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.bench_durable", "model-server"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    if not url.startswith("http://127.0.0.1:"):
+        _stop(process)
+        raise RuntimeError("the model server did not start")
+    return process, url
+
+
+def _start_worker(
+    kind: str, url: str, executor_id: str, server_url: str, log: str, slots: int
+) -> subprocess.Popen[str]:
     process = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "benchmarks.bench_durable",
             "worker",
+            kind,
             url,
             executor_id,
             server_url,
             log,
+            str(slots),
         ],
         stdout=subprocess.PIPE,
         text=True,
     )
     assert process.stdout is not None
     if process.stdout.readline().strip() != "ready":
+        _stop(process)
         raise RuntimeError(f"worker {executor_id} did not start")
     return process
 
 
-def _done(conversations: int) -> int:
-    from dbos import DBOS
+def _stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
 
-    return len(DBOS.list_workflows(status="SUCCESS", load_input=False, load_output=False))
+
+def _tools_done(log: Path, conversations: int) -> int:
+    """How many of the measured conversations' tool calls have finished."""
+    return sum(
+        1
+        for line in log.read_text().splitlines()
+        if line.split()[1] == "done" and int(line.split()[2]) < conversations
+    )
 
 
 def _wait_for(condition: Callable[[], bool]) -> None:
@@ -455,17 +840,23 @@ def _wait_for(condition: Callable[[], bool]) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["worker"]:
-        worker(*argv[1:5])
+        worker(*argv[1:7])
         return 0
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    if argv[:1] == ["model-server"]:
+        model_server()
+        return 0
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", choices=("overhead", "scale"))
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
+    sweep, runs = SWEEP, ((1, False), (2, False), (4, True))
     if args.quick:
         args.rounds, args.conversations = 5, 16
+        sweep, runs = SWEEP[:2], ((1, False), (4, True))
+    sweep_cap, repeats = (16, 1) if args.quick else (512, 3)
     report: dict[str, Any] = {
         "meta": {"python": platform.python_version(), "cpus": os.cpu_count(), **vars(args)}
     }
@@ -473,7 +864,16 @@ def main(argv: list[str] | None = None) -> int:
         report["overhead"] = overhead(args.rounds)
         _print_overhead(report["overhead"], args.rounds)
     if args.only in (None, "scale"):
-        report["scale"] = scale(args.conversations)
+        idle = 1.0 if args.quick else 3.0
+        report["scale"] = scale(
+            args.conversations,
+            runs,
+            sweep=sweep,
+            hand=True,
+            idle=idle,
+            sweep_cap=sweep_cap,
+            repeats=repeats,
+        )
         _print_scale(report["scale"])
     if args.json:
         Path(args.json).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
@@ -502,16 +902,92 @@ def _print_overhead(report: dict[str, Any], rounds: int) -> None:
             print(f"    {side:<26} {ms[side]:6.1f} ms, cpu {cpu[side]:5.1f} ms{versus}{sql}")
 
 
+def _cpu_line(row: dict[str, Any]) -> str:
+    ms = row["cpu_ms_per_turn"]
+    return (
+        f"{row['turns_per_s']:5.1f} turns/s ({row['turns_per_s_per_core']:.1f} per core), "
+        f"{row['turns_per_cpu_s']:5.1f} turns per cpu-second; cpu ms per turn: "
+        f"workers {ms['workers']:.1f}, driver {ms['driver']:.1f}, "
+        f"database {ms['database']:.1f}, total {ms['total']:.1f} "
+        f"(model server {ms['model_server']:.1f}, not counted); "
+        f"cores busy {row['cores_busy']:.0%}"
+    )
+
+
 def _print_scale(report: dict[str, Any]) -> None:
-    print(f"{report['conversations']} queued conversations, tool sleeps 0.2 s, PostgreSQL")
-    for key in ("1 workers", "4 workers"):
-        row = report[key]
+    print(
+        f"queued conversations on PostgreSQL, one tool round each (the tool sleeps "
+        f"{TOOL_SECONDS} s), queue polled every {POLL} s, {report['cpus']} cpus"
+    )
+    if "sweep" in report:
+        points, chosen = report["sweep"]["points"], report["sweep"]["chosen"]
+        repeats = report.get("repeats", 1)
         print(
-            f"  {key}: {row['seconds']} s, {row['turns_per_s']} turns/s, answered "
-            f"{row['answered']}, charge started {row['charge_starts']} times, "
-            f"killed {row['worker_killed']}, resumed {row['turns_resumed']}"
+            "  one worker, turns at once"
+            + (f" (medians of {repeats} runs each)" if repeats > 1 else "")
+            + ":"
         )
-    print(f"  throughput 4 workers / 1 worker: {report['throughput_ratio']}x")
+        for slots, row in points.items():
+            print(
+                f"    {slots:>3} at once, {row['conversations']:>3} turns (queued in "
+                f"{row['enqueue_s']} s of {row['seconds']} s): {_cpu_line(row)}"
+            )
+        tried = list(points)
+        after = tried[tried.index(str(chosen)) + 1] if str(chosen) != tried[-1] else None
+        if after is not None:
+            gain = points[after]["turns_per_s"] / points[str(chosen)]["turns_per_s"] - 1
+            print(
+                f"    adding slots stops helping at {chosen} at once "
+                f"({after} at once: {gain:+.0%} turns/s)"
+            )
+        else:
+            print(f"    still rising at {chosen} at once, the last tried")
+    repeats = report.get("repeats", 1)
+    print(
+        f"  {report['conversations']} conversations, {report['per_worker']} at once per worker"
+        + (f"; medians of {repeats} runs each, by hand and ours in turn" if repeats > 1 else "")
+        + ":"
+    )
+    for key in ("1 workers", "2 workers", "4 workers"):
+        if key not in report:
+            continue
+        row = report[key]
+        print(f"    {key[0]} worker(s), ours:    {_cpu_line(row)}")
+        hand = report.get("by_hand", {}).get(key)
+        if hand is not None:
+            print(f"    {key[0]} worker(s), by hand: {_cpu_line(hand)}")
+            ratio = report["ratio_to_hand"][key]
+            print(
+                "      cpu per turn, ours / by hand (target <= 1.3x): "
+                + ", ".join(f"{part} {ratio[part]}x" for part in _PARTS)
+                + (
+                    f" (total, run by run: {ratio['total_range'][0]}x to "
+                    f"{ratio['total_range'][1]}x)"
+                    if "total_range" in ratio and len(row.get("repeats", ())) > 1
+                    else ""
+                )
+            )
+        print(
+            f"      {'worst run: ' if repeats > 1 else ''}"
+            f"answered {row['answered']}/{row['conversations']}, charge started "
+            f"{row['charge_starts']} times ({row['started_twice']} twice), killed "
+            f"{row['worker_killed']}, resumed {row['turns_resumed']}; all queued in "
+            f"{row['enqueue_s']} s of {row['seconds']} s"
+            + (f" (by hand: {hand['enqueue_s']} s of {hand['seconds']} s)" if hand else "")
+        )
+        for name, side in (("ours", row), ("by hand", hand)):
+            use = side.get("idle_cpu_ms_per_s") if side else None
+            if use:
+                print(
+                    f"      idle, {name}: cpu ms per second: workers {use['workers']:.0f}, "
+                    f"driver {use['driver']:.0f}, database {use['database']:.0f}"
+                )
+    for workers in (2, 4):
+        if f"throughput_{workers}_over_1" in report:
+            print(
+                f"  throughput {workers} workers / 1 worker: "
+                f"{report[f'throughput_{workers}_over_1']}x"
+            )
 
 
 if __name__ == "__main__":
