@@ -12,15 +12,15 @@ Two measurements, run by hand (``python -m benchmarks.bench_durable``; not part 
   bytes of their parameters, the database's growth and the steps recorded.
 * ``scale``: PostgreSQL, queued conversations whose tool sleeps 0.2 s and logs its side
   effect, the model a loopback server in a process of its own. First a sweep: one
-  worker process at 1, 2, 4, 8, 16 turns at once, until a doubling gains less than 5%
+  worker process at 1, 2, 4, ... 64 turns at once, until a doubling gains less than 5%
   turns/s; then, at the concurrency where adding slots stopped helping, one, two and
   four workers (one of the four SIGKILLed half way, its turns resumed by the driver
-  with :func:`~chatlas_like.durable.recover_executor`), each beside a hand-made DBOS
-  worker running the floor's steps on a queue of its own. Reports turns/s (also per
-  core), CPU per turn of the workers, the driver and the database (the PostgreSQL
-  server's processes, from /proc), turns per CPU-second, the ratios of CPU per turn to
-  the hand-made worker's, and checks that every turn was answered and that no
-  side-effecting call ran twice.
+  with :func:`~chatlas_like.durable.recover_executor`), each beside two hand-made DBOS
+  workers on a queue of their own, running the floor's steps without and with the
+  tool-start step. Reports turns/s (also per core), CPU per turn of the workers, the
+  driver and the database (the PostgreSQL server's processes, from /proc), turns per
+  CPU-second, the ratios of CPU per turn to the hand-made workers', and checks that
+  every turn was answered and that no side-effecting call ran twice.
 
 ``--quick`` uses small sizes (a smoke run); ``--json PATH`` writes the report.
 """
@@ -375,10 +375,10 @@ def _logged_charge(log: str, executor_id: str) -> Callable[..., str]:
     return charge
 
 
-def queued_by_hand(url: str, prompt: str) -> str:
-    """The floor of a queued conversation: :func:`by_hand`'s steps (model, tool, model)
-    with the worker's side-effecting tool."""
-    return _hand_round(url, prompt, False, _HAND_TOOL[0])
+def queued_by_hand(url: str, prompt: str, start_step: bool = False) -> str:
+    """The floor of a queued conversation: :func:`by_hand`'s steps (model, tool, model;
+    with ``start_step``, the tool-start step too) with the worker's side-effecting tool."""
+    return _hand_round(url, prompt, start_step, _HAND_TOOL[0])
 
 
 def _queued_hand_workflow() -> Callable[..., Any]:
@@ -395,7 +395,8 @@ def _queued_hand_workflow() -> Callable[..., Any]:
 
 
 def worker(kind: str, url: str, executor_id: str, server_url: str, log: str, slots: str) -> None:
-    """One worker process (``kind`` "ours" or "hand"): runs queued turns until SIGTERM."""
+    """One worker process (``kind`` "ours" or "hand", which runs both hand-made
+    variants): runs queued turns until SIGTERM."""
     from dbos import DBOS
 
     charge = _logged_charge(log, executor_id)
@@ -461,20 +462,23 @@ def scale(
         for workers, kill in runs:
             key = f"{workers} workers"
             ours: list[dict[str, Any]] = []
-            theirs: list[dict[str, Any]] = []
+            floors: dict[str, list[dict[str, Any]]] = {kind: [] for kind in _FLOORS}
             for _ in range(repeats):
-                if hand:  # alternating, so that the machine's drifting load falls on both
-                    theirs.append(
-                        bench.run("hand", workers, concurrency, conversations, False, idle)
-                    )
+                if hand:  # alternating, so that the machine's drifting load falls on all
+                    for kind, rows in floors.items():
+                        rows.append(
+                            bench.run(kind, workers, concurrency, conversations, False, idle)
+                        )
                 ours.append(bench.run("ours", workers, concurrency, conversations, kill, idle))
             report[key] = _median_run(ours)
             if hand:
-                report.setdefault("by_hand", {})[key] = _median_run(theirs)
-                ratios = _ratios(report[key], report["by_hand"][key])
-                pairs = [_ratios(a, b)["total"] or 0.0 for a, b in zip(ours, theirs, strict=True)]
-                ratios["total_range"] = [min(pairs), max(pairs)]
-                report.setdefault("ratio_to_hand", {})[key] = ratios
+                for kind, rows in floors.items():
+                    label = _FLOORS[kind]
+                    report.setdefault(label, {})[key] = _median_run(rows)
+                    ratios = _ratios(report[key], report[label][key])
+                    pairs = [_ratios(a, b)["total"] or 0.0 for a, b in zip(ours, rows, strict=True)]
+                    ratios["total_range"] = [min(pairs), max(pairs)]
+                    report.setdefault(f"ratio_to_{label}", {})[key] = ratios
     one = report.get("1 workers")
     for workers in (2, 4):
         other = report.get(f"{workers} workers")
@@ -617,6 +621,7 @@ class _Bench:
             return ours
         from dbos import DBOS
 
+        start_step = kind == "hand+start"
         queue = DBOS.register_queue(
             _HAND_QUEUE, worker_concurrency=slots, polling_interval_sec=POLL
         )
@@ -624,7 +629,7 @@ class _Bench:
         server_url = self.server_url
 
         def hand(card: int) -> Callable[[], str]:
-            handle = queue.enqueue(workflow, server_url, f"Charge card {card}")
+            handle = queue.enqueue(workflow, server_url, f"Charge card {card}", start_step)
             return lambda: handle.get_result(polling_interval_sec=POLL)
 
         return hand
@@ -769,6 +774,8 @@ def _ratios(ours: dict[str, Any], hand: dict[str, Any]) -> dict[str, Any]:
 
 
 _PARTS = ("workers", "driver", "database", "total")
+# The hand-made workers: DBOS's steps alone, and with the tool-start step ours keeps.
+_FLOORS = {"hand": "by_hand", "hand+start": "by_hand_start"}
 
 
 def _start_model_server() -> tuple[subprocess.Popen[str], str]:
@@ -945,25 +952,28 @@ def _print_scale(report: dict[str, Any]) -> None:
     repeats = report.get("repeats", 1)
     print(
         f"  {report['conversations']} conversations, {report['per_worker']} at once per worker"
-        + (f"; medians of {repeats} runs each, by hand and ours in turn" if repeats > 1 else "")
+        + (f"; medians of {repeats} runs each, the floors and ours in turn" if repeats > 1 else "")
         + ":"
     )
     for key in ("1 workers", "2 workers", "4 workers"):
         if key not in report:
             continue
         row = report[key]
-        print(f"    {key[0]} worker(s), ours:    {_cpu_line(row)}")
+        print(f"    {key[0]} worker(s), ours:            {_cpu_line(row)}")
         hand = report.get("by_hand", {}).get(key)
-        if hand is not None:
-            print(f"    {key[0]} worker(s), by hand: {_cpu_line(hand)}")
-            ratio = report["ratio_to_hand"][key]
+        for label, name in (("by_hand", "by hand"), ("by_hand_start", "by hand + start step")):
+            floor = report.get(label, {}).get(key)
+            if floor is None:
+                continue
+            print(f"    {key[0]} worker(s), {name + ':':<21} {_cpu_line(floor)}")
+            ratio = report[f"ratio_to_{label}"][key]
             print(
-                "      cpu per turn, ours / by hand (target <= 1.3x): "
+                f"      cpu per turn, ours / {name} (target <= 1.3x): "
                 + ", ".join(f"{part} {ratio[part]}x" for part in _PARTS)
                 + (
                     f" (total, run by run: {ratio['total_range'][0]}x to "
                     f"{ratio['total_range'][1]}x)"
-                    if "total_range" in ratio and len(row.get("repeats", ())) > 1
+                    if len(row.get("repeats", ())) > 1
                     else ""
                 )
             )

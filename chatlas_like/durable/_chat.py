@@ -397,7 +397,9 @@ class DurableChat:
                 # Another call took this turn's number first: this one goes after it.
                 RECENT.drop(self.name, conversation_id)
                 index = self._next_index(conversation_id)
-        return DurableHandle(handle.get_workflow_id(), conversation_id, self.poll_interval)
+        return DurableHandle(
+            handle.get_workflow_id(), conversation_id, self.poll_interval, recorded=True
+        )
 
     def _inputs(
         self,

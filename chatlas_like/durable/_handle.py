@@ -27,11 +27,20 @@ class DurableHandle:
         Its number in the conversation (0 for the first turn).
     """
 
-    def __init__(self, workflow_id: str, conversation_id: str, poll_interval: float) -> None:
+    def __init__(
+        self,
+        workflow_id: str,
+        conversation_id: str,
+        poll_interval: float,
+        *,
+        recorded: bool = False,
+    ) -> None:
         self.workflow_id = workflow_id
         self.conversation_id = conversation_id
         self.index = turn_index(workflow_id)
         self._poll = poll_interval
+        # Known to be recorded (enqueue just wrote it): result() need not look first.
+        self._recorded = recorded
 
     def __repr__(self) -> str:
         return f"<DurableHandle {self.workflow_id!r}>"
@@ -50,7 +59,9 @@ class DurableHandle:
         from dbos import DBOS
 
         def wait() -> Any:
-            handle: Any = DBOS.retrieve_workflow(self.workflow_id)  # pyright: ignore[reportUnknownVariableType]
+            handle: Any = DBOS.retrieve_workflow(  # pyright: ignore[reportUnknownVariableType]
+                self.workflow_id, existing_workflow=not self._recorded
+            )
             return handle.get_result(polling_interval_sec=self._poll)
 
         output = TurnOutput.from_data(off_loop(wait))

@@ -1,7 +1,7 @@
 """What every provider built on an official SDK needs around its client, SDK-neutral.
 
-The response as events (:class:`Events`, :class:`AsyncEvents`), an async client per
-event loop (:class:`LoopClients`), the ``http_client`` split between the sync and the
+The response as events (:class:`Events`, :class:`AsyncEvents`), the one sync client
+(:class:`SyncClient`), an async client per event loop (:class:`LoopClients`), the ``http_client`` split between the sync and the
 async client, and SDK errors made instances of our provider errors as well
 (:func:`bridged`). No SDK is imported here.
 """
@@ -9,6 +9,7 @@ async client, and SDK errors made instances of our provider errors as well
 from __future__ import annotations
 
 import asyncio
+import threading
 import weakref
 from collections.abc import (
     AsyncGenerator,
@@ -27,6 +28,7 @@ __all__ = [
     "AsyncEvents",
     "Events",
     "LoopClients",
+    "SyncClient",
     "bridged",
     "close_quietly",
     "raised_as_ours",
@@ -75,6 +77,43 @@ class AsyncEvents:
     async def aclose(self) -> None:
         with suppress(Exception):  # the connection is being dropped anyway
             await self._close()
+
+
+class SyncClient:
+    """A provider's one sync SDK client, made on first use and closed by :meth:`close`.
+
+    Made once even when threads race for it (a durable worker starts its queued turns
+    together): each racer would otherwise make a client, with its own connection pool.
+    It holds no reference to its provider, so ``weakref.finalize(provider, sync.close)``
+    closes the pool with the provider.
+    """
+
+    __slots__ = ("_client", "_lock")
+
+    def __init__(self) -> None:
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def get(self, make: Callable[[], Any]) -> Any:
+        """The client, made by ``make`` if there is none yet."""
+        client = self._client
+        if client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = make()
+                client = self._client
+        return client
+
+    @property
+    def made(self) -> bool:
+        return self._client is not None
+
+    def close(self) -> None:
+        """Close the client's pooled connections (the next :meth:`get` makes another)."""
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            close_quietly(client)
 
 
 class LoopClients:

@@ -272,8 +272,8 @@ def test_a_chat_closes_as_a_context_manager() -> None:
     with LoopbackServer([Reply.text("a")]) as server:
         with make_chat(server) as chat:
             chat.chat("hi", echo="none")
-            assert chat.provider._client is not None  # pyright: ignore[reportAttributeAccessIssue]
-        assert chat.provider._client is None  # pyright: ignore[reportAttributeAccessIssue]
+            assert chat.provider._client.made  # pyright: ignore[reportAttributeAccessIssue]
+        assert not chat.provider._client.made  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def test_close_async_closes_the_async_client_of_the_loop() -> None:

@@ -49,8 +49,8 @@ from .._sdk import (
     AsyncEvents,
     Events,
     LoopClients,
+    SyncClient,
     bridged,
-    close_quietly,
     raised_as_ours,
     retry_after,
     split_http_client,
@@ -198,7 +198,8 @@ class AnthropicProvider(Provider):
         self._api_key = api_key
         self._client_kwargs = dict(client_kwargs or {})
         self._sync_kwargs, self._async_kwargs = split_http_client(self._client_kwargs)
-        self._client: Any = None
+        self._client = SyncClient()
+        weakref.finalize(self, self._client.close)  # its pool closes with the provider
         self._messages = MessageCache()
         self._async_clients = LoopClients(self._new_async_client)
 
@@ -437,17 +438,11 @@ class AnthropicProvider(Provider):
         return BatchAnswer(request_id, accumulator.turn())
 
     def _sync_client(self) -> Any:
-        if self._client is None:
-            self._client = self._make_client(False)
-            # Pooled connections close with the provider, not at the GC's leisure.
-            weakref.finalize(self, close_quietly, self._client)
-        return self._client
+        return self._client.get(lambda: self._make_client(False))
 
     def close(self) -> None:
         """Close the pooled connection of the sync client (async ones close with their loop)."""
-        if self._client is not None:
-            close_quietly(self._client)
-            self._client = None
+        self._client.close()
 
     async def close_async(self) -> None:
         """Close the sync client's pool and the async client of the running event loop."""

@@ -43,8 +43,8 @@ from .._sdk import (
     AsyncEvents,
     Events,
     LoopClients,
+    SyncClient,
     bridged,
-    close_quietly,
     raised_as_ours,
     retry_after,
     split_http_client,
@@ -120,7 +120,8 @@ class _OpenAIProvider(Provider):
         self._client_kwargs = dict(client_kwargs or {})
         self._sync_kwargs, self._async_kwargs = split_http_client(self._client_kwargs)
         self._azure = dict(azure) if azure is not None else None
-        self._client: Any = None
+        self._client = SyncClient()
+        weakref.finalize(self, self._client.close)  # its pool closes with the provider
         self._async_clients = LoopClients(lambda: self._new_client(True))
         self._prefix = PrefixCache()  # the last request's turns: a long chat's are kept
 
@@ -272,11 +273,7 @@ class _OpenAIProvider(Provider):
     # -- clients ---------------------------------------------------------------------------
 
     def _sync_client(self) -> Any:
-        if self._client is None:
-            self._client = self._new_client(False)
-            # Pooled connections close with the provider, not at the GC's leisure.
-            weakref.finalize(self, close_quietly, self._client)
-        return self._client
+        return self._client.get(lambda: self._new_client(False))
 
     def _new_client(self, is_async: bool) -> Any:
         kwargs = self._async_kwargs if is_async else self._sync_kwargs
@@ -302,9 +299,7 @@ class _OpenAIProvider(Provider):
 
     def close(self) -> None:
         """Close the pooled connection of the sync client (async ones close with their loop)."""
-        if self._client is not None:
-            close_quietly(self._client)
-            self._client = None
+        self._client.close()
 
     async def close_async(self) -> None:
         """Close the sync client's pool and the async client of the running event loop."""
