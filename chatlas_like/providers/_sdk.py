@@ -1,9 +1,9 @@
 """What every provider built on an official SDK needs around its client, SDK-neutral.
 
 The response as events (:class:`Events`, :class:`AsyncEvents`), the one sync client
-(:class:`SyncClient`), an async client per event loop (:class:`LoopClients`), the ``http_client`` split between the sync and the
-async client, and SDK errors made instances of our provider errors as well
-(:func:`bridged`). No SDK is imported here.
+(:class:`SyncClient`), an async client per event loop (:class:`LoopClients`), the
+``http_client`` split between the sync and the async client, and SDK errors made
+instances of our provider errors as well (:func:`bridged`). No SDK is imported here.
 """
 
 from __future__ import annotations
@@ -106,6 +106,7 @@ class SyncClient:
 
     @property
     def made(self) -> bool:
+        """Whether a client is open now."""
         return self._client is not None
 
     def close(self) -> None:
