@@ -97,10 +97,14 @@ def server(serve: Callable[..., LoopbackServer]) -> LoopbackServer:
     return serve(model)
 
 
-def durable_chat(server: LoopbackServer, publish_after: float = 0.1, **kwargs: Any) -> DurableChat:
+def durable_chat(
+    server: LoopbackServer, publish_after: float = 0.1, publish: bool = True, **kwargs: Any
+) -> DurableChat:
     chat = make_chat(server, **kwargs)
     chat.register_tool(lookup, annotations={"readOnlyHint": True})
-    return DurableChat(chat, name=unique(), poll_interval=0.05, publish_after=publish_after)
+    return DurableChat(
+        chat, name=unique(), poll_interval=0.05, publish=publish, publish_after=publish_after
+    )
 
 
 def slow_tool_chat(
@@ -478,6 +482,16 @@ def test_a_quick_turn_without_tools_writes_nothing_to_the_stream(
     durable = durable_chat(server)
     launch()
     assert str(durable.chat("hi", conversation_id="c", echo="none")) == "Hello there."
+    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM streams").fetchone() == (0,)
+
+
+def test_a_tool_round_without_publishing_writes_nothing_to_the_stream(
+    server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
+) -> None:
+    durable = durable_chat(server, publish=False, publish_after=0)
+    launch()
+    assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
     with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
         assert db.execute("SELECT count(*) FROM streams").fetchone() == (0,)
 
