@@ -29,6 +29,7 @@ __all__ = [
     "Line",
     "Metrics",
     "Sampler",
+    "end_process",
     "median",
     "run_python",
     "timed",
@@ -67,6 +68,18 @@ def median(values: Sequence[float]) -> float:
 
 def medians(samples: Sequence[Metrics], key: str) -> float:
     return median([s[key] for s in samples])
+
+
+def end_process(process: subprocess.Popen[Any], timeout: float) -> None:
+    """Wait up to ``timeout`` seconds for a child told to stop, kill it past that, and
+    close its stdout pipe."""
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
 
 
 def run_python(

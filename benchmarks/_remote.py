@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from ._harness import REPO, Metrics, Sampler
+from ._harness import REPO, Metrics, Sampler, end_process
 
 __all__ = ["Worker", "WorkerError"]
 
@@ -118,13 +118,7 @@ class Worker:
         if proc is not None:
             if proc.stdin is not None:
                 proc.stdin.close()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
+            end_process(proc, 5)
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None

@@ -22,6 +22,8 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
+from ._harness import end_process
+
 __all__ = ["ServerProcess", "fetch_log", "model_name"]
 
 ECHO_STEP_TEXT = "Step {k}: checking the **next item** in the list before I call the tool again."
@@ -245,13 +247,7 @@ class ServerProcess:
         self._proc = None
         if proc.stdin is not None:
             proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        end_process(proc, 10)
 
 
 def fetch_log(url: str) -> list[dict[str, Any]]:

@@ -49,6 +49,8 @@ import orjson
 from chatlas_like import Chat, ChatAnthropic
 from chatlas_like.testing import LoopbackServer, Reply, TemporaryPostgres
 
+from ._harness import end_process
+
 MODEL = "claude-haiku-4-5-20251001"
 KEY = "bench-key-not-a-secret"
 PER_WORKER = 2  # queued turns one worker runs at once
@@ -336,9 +338,8 @@ def _size(backend: str, url: str) -> int:
 
 # -- scale-out -----------------------------------------------------------------------------------
 
-POLL = (
-    0.1  # seconds between a worker's looks at the queue (kept with the queue, as set by the driver)
-)
+# Seconds between a worker's looks at the queue (kept with the queue, as the driver sets it).
+POLL = 0.1
 SWEEP = (1, 2, 4, 8, 16, 32, 64)  # turns at once in one worker, tried in order
 GAIN = 1.05  # a doubling of the slots must raise turns/s by this much to count
 TOOL_SECONDS = 0.2
@@ -413,15 +414,16 @@ def worker(kind: str, url: str, executor_id: str, server_url: str, log: str, slo
     _dbos(url, executor_id)
     DBOS.launch()
     print("ready", flush=True)
-    signal.sigwait({signal.SIGTERM})
-    DBOS.destroy()
+    # Until SIGTERM, whose default action ends the process at once: a durable worker
+    # loses nothing by it, and an orderly DBOS.destroy() would only slow each run.
+    signal.pause()
 
 
 def model_server() -> None:
     """The loopback model in a process of its own, so that its CPU is not the driver's."""
     with LoopbackServer(scale_model) as server:
         print(server.url, flush=True)
-        signal.sigwait({signal.SIGTERM})
+        signal.pause()  # until SIGTERM ends the process
 
 
 def scale(
@@ -821,13 +823,7 @@ def _start_worker(
 def _stop(process: subprocess.Popen[str]) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    if process.stdout is not None:
-        process.stdout.close()
+    end_process(process, 60)
 
 
 def _tools_done(log: Path, conversations: int) -> int:
