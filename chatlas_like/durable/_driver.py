@@ -11,7 +11,9 @@ the loop's steps (:mod:`chatlas_like._run.loop`) inside a DBOS workflow:
 * ``Download``: one step, its documents' bytes recorded, so a replay builds the same
   request without fetching again.
 * ``RunTools`` / ``NEXT_RESULT``: a :class:`~chatlas_like.durable._round.DurableRound`,
-  one step per call start and per call result.
+  one step per call start and per call result. A step waits for what it records,
+  feeding a generator tool's progress to the loop as it comes, as a model step feeds
+  the response's events.
 
 What the loop emits goes to the caller's sink as it comes and, when publishing, to the
 turn's DBOS stream, for readers that reconnect: what came before a step is written
@@ -56,11 +58,11 @@ class Recorder:
 
     What was emitted before a step is written to the stream from inside that step, as
     soon as the oldest of it has waited ``publish_after`` seconds: at once if it has,
-    else from the timer thread if the step is still running by then; and at once by a
-    step that lets a tool run (:meth:`publish_settled`: a reader sees the request
-    while the tool works). Otherwise nothing is written: the items go with a later
-    write or the turn's output (:meth:`tail`), so a turn of quick steps costs no write
-    at all, and a reader waits at most ``publish_after`` behind a slow step.
+    else from the timer thread if the step is still running by then (a model's slow
+    response, a tool's wait for its result: a reader sees the request while the tool
+    works). Otherwise nothing is written: the items go with a later write or the turn's
+    output (:meth:`tail`), so a turn of quick steps costs no write at all, and a reader
+    waits at most ``publish_after`` behind a slow step.
     """
 
     def __init__(
@@ -80,7 +82,6 @@ class Recorder:
         self._since = 0.0  # when the oldest unpublished item was emitted
         self._lock = threading.Lock()  # the timer thread publishes too
         self._job: Later | None = None  # the running step's scheduled write
-        self._settled_end = 0  # the running step writes the items before this one
 
     def step(self, name: str, fn: Callable[[], Any]) -> Any:
         """The recorded value of the workflow's next step, or ``fn()``'s, recorded."""
@@ -90,7 +91,6 @@ class Recorder:
 
         def live() -> Any:
             self.replayed = False
-            self._settled_end = self._published + settled
             if settled:
                 self._job = self._publish_soon(settled)
             try:
@@ -99,12 +99,6 @@ class Recorder:
                 self._cancel()  # a step's write lands inside it, before its record
 
         return DBOS.run_step({"name": name}, live)
-
-    def publish_settled(self) -> None:
-        """From inside the running step: write now what came before it, if not yet."""
-        self._cancel()
-        if self._settled_end > self._published:
-            self._publish(self._settled_end - self._published)
 
     def _cancel(self) -> None:
         if self._job is not None:
@@ -225,9 +219,9 @@ def drive_durable(
                     step.requests,
                     sender.tools,
                     lambda fn: recorder.step("tool", fn),
-                    before_run=recorder.publish_settled,
                     recovered=recorder.replayed,
                     where=where,
+                    deliver=lambda delivery: _expect_next_result(pump.send(delivery)),
                 )
                 step = pump.send(round_)
             elif type(step) is NextResult:
@@ -242,6 +236,12 @@ def drive_durable(
                 raise AssertionError(f"the loop asked for {step!r} outside a model call")
     finally:
         loop.close()
+
+
+def _expect_next_result(asked: Any) -> None:
+    """After a delivery that is not the round's last, the loop asks for the next one."""
+    if type(asked) is not NextResult:
+        raise AssertionError(f"the loop asked for {asked!r} inside a tool round")
 
 
 def _download(pump: _Pump, recorder: Recorder, urls: tuple[str, ...]) -> Any:

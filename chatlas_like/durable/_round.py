@@ -133,10 +133,10 @@ class DurableRound:
         *,
         recovered: bool,
         where: str,
-        before_run: Callable[[], None] = lambda: None,
+        deliver: Callable[[Delivery], None],
     ) -> None:
         self.requests = list(requests)
-        self._before_run = before_run  # called inside a start's step, before it records
+        self._deliver = deliver  # what comes while a step waits: to the loop, as it comes
         self._context = context
         self._step = step
         self._recovered = recovered  # the model step that asked for these calls was replayed
@@ -148,8 +148,6 @@ class DurableRound:
         self._live: ToolRound | None = None
         self._global: list[int] = []  # the live round's index -> this round's
         self._cancel_pump: Callable[[], None] | None = None
-        self._held: Any = None  # an inbox item taken before its step
-        self._early: list[Any] = []  # progress that came while a step waited
         self._interrupt: BaseException | None = None
         self._over = False
 
@@ -159,18 +157,11 @@ class DurableRound:
         """The next thing that happened in the round (replayed, or live and recorded)."""
         if len(self._answered) == len(self.requests):
             return Delivery([], done=True)
-        if self._live is not None:
-            item = self._take()
-            if not isinstance(item, (_StartAsked, Finished)):
-                return Delivery([item])  # progress: for watching, never recorded
-            self._held = item
-        record = self._step(self._record_live)
-        events: list[Any] = [*self._early, self._replay(record)]
-        self._early = []
+        event = self._replay(self._step(self._record_live))
         done = len(self._answered) == len(self.requests)
         if done and self._live is not None:
             self._finish_live()
-        return Delivery(events, done, self._interrupt if done else None)
+        return Delivery([event], done, self._interrupt if done else None)
 
     def stop(self) -> Stopped:
         """Start nothing more and stop what runs (the loop answers the rest)."""
@@ -204,13 +195,14 @@ class DurableRound:
     # -- going live ------------------------------------------------------------------------
 
     def _record_live(self) -> dict[str, Any]:
-        """What the step records when nothing was recorded at its place."""
+        """What the step records when nothing was recorded at its place: the next start
+        or result, waited for inside the step, so that the step's timer writes what came
+        before it once the wait outlasts ``publish_after``, and a quick call writes
+        nothing (see :class:`~chatlas_like.durable._driver.Recorder`)."""
         if self._live is None:
             self._go_live()
-        item = self._held if self._held is not None else self._take_recordable()
-        self._held = None
+        item = self._take_recordable()
         if isinstance(item, _StartAsked):
-            self._before_run()
             self._waiting[item.index] = item.go
             return {"kind": "start", "index": item.index}
         assert isinstance(item, Finished)
@@ -287,7 +279,7 @@ class DurableRound:
             item = self._take()
             if isinstance(item, (_StartAsked, Finished)):
                 return item
-            self._early.append(item)
+            self._deliver(Delivery([item]))  # progress: for watching, never recorded
 
     def _round_over(self, over: _RoundOver) -> None:
         self._over = True

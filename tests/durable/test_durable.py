@@ -24,7 +24,14 @@ from typing import Any
 
 import pytest
 
-from chatlas_like import BadRequestError, Chat, ContentToolRequest, ContentToolResult, Tool
+from chatlas_like import (
+    BadRequestError,
+    Chat,
+    ContentToolRequest,
+    ContentToolResult,
+    ContentToolResultProgress,
+    Tool,
+)
 from chatlas_like.testing import LoopbackServer, Reply
 from tests.conftest import make_chat
 
@@ -438,6 +445,34 @@ def test_a_reader_sees_the_tool_request_while_the_slow_tool_runs(
     assert "".join(item for item in followed if isinstance(item, str)) == ANSWER
 
 
+def test_a_generator_tools_progress_reaches_the_stream_while_the_tool_still_runs(
+    server: LoopbackServer, launch: Callable[..., None]
+) -> None:
+    release = threading.Event()
+
+    def lookup(card: int) -> Iterator[str]:
+        """Look a card up, in two steps."""
+        yield "card found"
+        if not release.wait(10):  # released once its progress has been read
+            raise RuntimeError("the progress did not reach the stream while the tool ran")
+        yield f"card {card} is valid"
+
+    chat = make_chat(server)
+    chat.register_tool(lookup)
+    durable = DurableChat(chat, name=unique(), poll_interval=0.05)
+    launch()
+    items = iter(durable.stream("Is card 42 valid?", conversation_id="c", content="all"))
+    assert isinstance(next(items), ContentToolRequest)
+    first = next(items)  # the tool still waits for release
+    release.set()
+    rest = list(items)
+    assert isinstance(first, ContentToolResultProgress) and first.value == "card found"
+    assert isinstance(rest[0], ContentToolResultProgress) and rest[0].value == "card 42 is valid"
+    assert "".join(item for item in rest if isinstance(item, str)) == ANSWER
+    (kept,) = durable.get_turns("c")[2].tool_results
+    assert kept.value == "card found\ncard 42 is valid"
+
+
 def test_a_reader_sees_the_tool_result_while_the_model_is_slow_to_answer(
     serve: Callable[..., LoopbackServer], launch: Callable[..., None]
 ) -> None:
@@ -464,16 +499,30 @@ def test_a_reader_sees_the_tool_result_while_the_model_is_slow_to_answer(
     assert "".join(followed[2:]) == ANSWER
 
 
-def test_a_quick_tool_round_writes_the_stream_once_before_its_tool_runs(
+def test_a_tool_round_whose_steps_are_quicker_than_publish_after_writes_nothing_to_the_stream(
     server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
 ) -> None:
-    durable = durable_chat(server)
+    durable = durable_chat(server, publish_after=30)
     launch()
     assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
     with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
-        rows = db.execute("SELECT value FROM streams").fetchall()
-    [entry] = [json.loads(value) for (value,) in rows]
-    assert entry["at"] == 0 and [item["type"] for item in entry["items"]] == ["tool_request"]
+        assert db.execute("SELECT count(*) FROM streams").fetchone() == (0,)
+
+
+def test_with_publish_after_zero_each_step_writes_what_came_before_it(
+    server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
+) -> None:
+    durable = durable_chat(server, publish_after=0)
+    launch()
+    assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
+    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
+        rows = db.execute('SELECT value FROM streams ORDER BY "offset"').fetchall()
+    entries = [json.loads(value) for (value,) in rows]
+    # the tool's start step writes the request; the next model step writes the result
+    assert [(e["at"], [item["type"] for item in e["items"]]) for e in entries] == [
+        (0, ["tool_request"]),
+        (1, ["tool_result"]),
+    ]
 
 
 def test_a_quick_turn_without_tools_writes_nothing_to_the_stream(
