@@ -6,7 +6,8 @@ Two measurements, run by hand (``python -m benchmarks.bench_durable``; not part 
 * ``overhead``: one ``chat()`` with one tool round (the model asks for a tool, the tool
   answers, the model answers) against a loopback model, interleaved: a plain ``Chat``,
   the floor (DBOS running the same steps by hand with the raw ``anthropic`` SDK, with
-  and without a tool-start step) and a ``DurableChat``, also with ``publish=False``, on
+  and without a tool-start step) and a ``DurableChat``, also with ``publish=False`` and
+  with its tool declared safe to run again (``durable="rerun"``: no start step), on
   SQLite, SQLite in WAL mode and PostgreSQL (a temporary local server). Medians of
   wall and CPU time, ratios to the floor, and per round the SQL statements sent, the
   bytes of their parameters, the database's growth and the steps recorded.
@@ -42,7 +43,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import orjson
 
@@ -91,9 +92,11 @@ def _dbos(url: str, executor_id: str | None = None) -> None:
     DBOS(config=config)  # pyright: ignore[reportArgumentType]
 
 
-def _chat(url: str, tool: Callable[..., Any]) -> Chat:
+def _chat(
+    url: str, tool: Callable[..., Any], durable: Literal["rerun", "once"] | None = None
+) -> Chat:
     chat = ChatAnthropic(base_url=url, api_key=KEY, model=MODEL)
-    chat.register_tool(tool, name="charge")
+    chat.register_tool(tool, name="charge", durable=durable)
     return chat
 
 
@@ -223,9 +226,10 @@ def overhead(rounds: int) -> dict[str, Any]:
             quiet = DurableChat(
                 _chat(server.url, _quick_charge), name=f"o-{backend}-np", publish=False
             )
+            rerun = DurableChat(_chat(server.url, _quick_charge, "rerun"), name=f"o-{backend}-rr")
             _dbos(url)
             DBOS.launch()
-            sides = _sides(plain, durable, quiet, workflow, server.url)
+            sides = _sides(plain, durable, quiet, rerun, workflow, server.url)
             medians, cpu = _interleaved(sides, rounds, lambda plain=plain: plain.set_turns([]))
             growth = {
                 name: _growth(backend, url, sides[name], rounds, statements)
@@ -253,10 +257,11 @@ def overhead(rounds: int) -> dict[str, Any]:
 
 HAND = "DBOS by hand"
 HAND_START = "by hand + tool-start step"
+RERUN = 'durable, tool durable="rerun"'
 
 
 def _sides(
-    plain: Chat, durable: Any, quiet: Any, workflow: Callable[..., Any], url: str
+    plain: Chat, durable: Any, quiet: Any, rerun: Any, workflow: Callable[..., Any], url: str
 ) -> dict[str, Callable[[], Any]]:
     """One round of each side (each durable round on a new conversation)."""
     numbers = iter(range(10**9))
@@ -268,6 +273,10 @@ def _sides(
             "Charge card 42", conversation_id=f"c{next(numbers)}", echo="none"
         ),
         "durable, publish=False": lambda: quiet.chat(
+            "Charge card 42", conversation_id=f"c{next(numbers)}", echo="none"
+        ),
+        # no start step: the same three steps as DBOS by hand
+        RERUN: lambda: rerun.chat(
             "Charge card 42", conversation_id=f"c{next(numbers)}", echo="none"
         ),
     }
@@ -902,7 +911,7 @@ def _print_overhead(report: dict[str, Any], rounds: int) -> None:
                 else ""
             )
             versus = f" ({ratio[side]:.2f}x, cpu {cpu_ratio[side]:.2f}x)" if side in ratio else ""
-            print(f"    {side:<26} {ms[side]:6.1f} ms, cpu {cpu[side]:5.1f} ms{versus}{sql}")
+            print(f"    {side:<30} {ms[side]:6.1f} ms, cpu {cpu[side]:5.1f} ms{versus}{sql}")
 
 
 def _cpu_line(row: dict[str, Any]) -> str:

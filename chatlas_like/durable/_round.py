@@ -3,7 +3,8 @@
 The round is a sequence of steps, each one thing that happened in it, in the order it
 happened: "call ``i`` starts" or "call ``i`` ended with this result". A call runs only
 once its start is recorded (:class:`StartGate` holds it until then), so after a crash
-the record tells for sure which calls may have run.
+the record tells for sure which calls may have run. A call whose tool is safe to run
+again records no start: after a crash it runs again whether it had started or not.
 
 Replayed after a crash, the recorded steps come back in their order without running
 anything. At the first step that was not recorded the round goes live, with what is
@@ -69,8 +70,9 @@ class _RoundOver:
 
 
 class StartGate(Observer):
-    """The runner's observer in a durable round: a call's tool runs only after the
-    round has recorded its start; every other hook is the chat's own observer's."""
+    """The runner's observer in a durable round: a gated call's tool runs only after
+    the round has recorded its start (``index``: the gated calls' ids, and their places
+    in the round); every other hook is the chat's own observer's."""
 
     __slots__ = ("_inbox", "_index", "_inner")
 
@@ -82,6 +84,8 @@ class StartGate(Observer):
         self._index = index
 
     def running(self, request: ContentToolRequest, work: Awaitable[T]) -> Awaitable[T]:
+        if request.id not in self._index:
+            return self._inner.running(request, work)
         return self._gated(request, work)
 
     async def _gated(self, request: ContentToolRequest, work: Awaitable[T]) -> T:
@@ -148,6 +152,7 @@ class DurableRound:
         self._live: ToolRound | None = None
         self._global: list[int] = []  # the live round's index -> this round's
         self._cancel_pump: Callable[[], None] | None = None
+        self._ungated: set[int] = set()  # live calls that run without a start step
         self._interrupt: BaseException | None = None
         self._over = False
 
@@ -222,15 +227,17 @@ class DurableRound:
             else:
                 remaining.append(index)
         self._global = remaining
+        gated = {
+            self.requests[i].id: i
+            for i in remaining
+            if not safe_to_rerun(tools.get(self.requests[i].name))
+        }
+        self._ungated = set(remaining) - set(gated.values())
         live = ToolRound(
             [self.requests[i] for i in remaining],
             replace(
                 self._context,
-                observer=StartGate(
-                    self._context.observer,
-                    self._inbox,
-                    {self.requests[i].id: i for i in remaining},
-                ),
+                observer=StartGate(self._context.observer, self._inbox, gated),
             ),
         )
         self._live = live
@@ -247,8 +254,10 @@ class DurableRound:
             for event in delivery.events:
                 if isinstance(event, Finished):
                     self._inbox.put(Finished(self._global[event.index], event.result))
-                elif not isinstance(event, Started):  # our own start steps stand for these
+                elif not isinstance(event, Started):
                     self._inbox.put(event)
+                elif self._global[event.index] in self._ungated:  # else a start step's
+                    self._inbox.put(Started(self._global[event.index], event.request))
             if delivery.done:
                 self._inbox.put(_RoundOver(delivery.interrupt))
                 return
@@ -279,7 +288,7 @@ class DurableRound:
             item = self._take()
             if isinstance(item, (_StartAsked, Finished)):
                 return item
-            self._deliver(Delivery([item]))  # progress: for watching, never recorded
+            self._deliver(Delivery([item]))  # progress, a start: never recorded
 
     def _round_over(self, over: _RoundOver) -> None:
         self._over = True

@@ -30,6 +30,7 @@ from chatlas_like import (
     ContentToolRequest,
     ContentToolResult,
     ContentToolResultProgress,
+    EchoSink,
     Tool,
 )
 from chatlas_like.testing import LoopbackServer, Reply
@@ -668,6 +669,66 @@ def test_a_failed_turn_leaves_the_key_its_error_quotes_in_no_postgresql_table(
     cells = _postgres_cells(postgres_url)
     assert any(b"invalid x-api-key" in cell for cell in cells)  # the failure is recorded
     assert not any(key.encode() in cell for cell in cells)
+
+
+def recorded_steps(tmp_path: Path) -> list[str]:
+    """The names of the steps the turns recorded, in order."""
+    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
+        rows = db.execute("SELECT function_name FROM operation_outputs ORDER BY function_id")
+        return [name for (name,) in rows]
+
+
+def test_a_call_of_a_tool_not_safe_to_rerun_records_its_start_then_its_result(
+    server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
+) -> None:
+    chat = make_chat(server)
+    chat.register_tool(lookup)
+    durable = DurableChat(chat, name=unique())
+    launch()
+    assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
+    assert recorded_steps(tmp_path) == ["model", "tool", "tool", "model"]
+
+
+def test_a_call_of_a_tool_safe_to_rerun_records_only_its_result(
+    server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
+) -> None:
+    chat = make_chat(server)
+    chat.register_tool(lookup, durable="rerun")
+    durable = DurableChat(chat, name=unique())
+    launch()
+    assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
+    assert recorded_steps(tmp_path) == ["model", "tool", "model"]
+
+
+def test_the_echo_hears_a_tool_start_whether_or_not_the_start_is_recorded(
+    serve: Callable[..., LoopbackServer], launch: Callable[..., None]
+) -> None:
+    class Starts(EchoSink):
+        def __init__(self) -> None:
+            self.started: list[str] = []
+
+        def tool_started(self, request: ContentToolRequest) -> None:
+            self.started.append(request.name)
+
+    def charge(card: int) -> str:
+        """Charge a card."""
+        return f"card {card} charged"
+
+    def by_name(body: dict[str, Any]) -> Reply:
+        last = body["messages"][-1]["content"]
+        if any(block.get("type") == "tool_result" for block in last):
+            return Reply.text(ANSWER)
+        return Reply.tool_call(last[0]["text"].split()[1], {"card": 42})
+
+    chat = make_chat(serve(by_name))
+    chat.register_tool(lookup, durable="rerun")
+    chat.register_tool(charge)
+    durable = DurableChat(chat, name=unique())
+    launch()
+    for tool in ("charge", "lookup"):
+        echo = Starts()
+        durable.chat(f"Use {tool} on card 42.", conversation_id=tool, echo=echo)
+        assert echo.started == [tool]
 
 
 def test_a_turn_records_its_inputs_output_and_stream_as_json_not_pickles(
