@@ -265,20 +265,17 @@ def _sides(
 ) -> dict[str, Callable[[], Any]]:
     """One round of each side (each durable round on a new conversation)."""
     numbers = iter(range(10**9))
+
+    def new_conversation(chat: Any) -> Callable[[], Any]:
+        return lambda: chat.chat("Charge card 42", conversation_id=f"c{next(numbers)}", echo="none")
+
     return {
         "plain": lambda: plain.chat("Charge card 42", echo="none"),
         HAND: lambda: workflow(url, "Charge card 42", False),
         HAND_START: lambda: workflow(url, "Charge card 42", True),
-        "durable": lambda: durable.chat(
-            "Charge card 42", conversation_id=f"c{next(numbers)}", echo="none"
-        ),
-        "durable, publish=False": lambda: quiet.chat(
-            "Charge card 42", conversation_id=f"c{next(numbers)}", echo="none"
-        ),
-        # no start step: the same three steps as DBOS by hand
-        RERUN: lambda: rerun.chat(
-            "Charge card 42", conversation_id=f"c{next(numbers)}", echo="none"
-        ),
+        "durable": new_conversation(durable),
+        "durable, publish=False": new_conversation(quiet),
+        RERUN: new_conversation(rerun),  # no start step: the same three steps as DBOS by hand
     }
 
 

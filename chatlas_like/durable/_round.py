@@ -227,12 +227,8 @@ class DurableRound:
             else:
                 remaining.append(index)
         self._global = remaining
-        gated = {
-            self.requests[i].id: i
-            for i in remaining
-            if not safe_to_rerun(tools.get(self.requests[i].name))
-        }
-        self._ungated = set(remaining) - set(gated.values())
+        self._ungated = {i for i in remaining if safe_to_rerun(tools.get(self.requests[i].name))}
+        gated = {self.requests[i].id: i for i in remaining if i not in self._ungated}
         live = ToolRound(
             [self.requests[i] for i in remaining],
             replace(
@@ -256,7 +252,7 @@ class DurableRound:
                     self._inbox.put(Finished(self._global[event.index], event.result))
                 elif not isinstance(event, Started):
                     self._inbox.put(event)
-                elif self._global[event.index] in self._ungated:  # else a start step's
+                elif self._global[event.index] in self._ungated:  # a gated start is a step's
                     self._inbox.put(Started(self._global[event.index], event.request))
             if delivery.done:
                 self._inbox.put(_RoundOver(delivery.interrupt))

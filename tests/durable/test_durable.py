@@ -130,6 +130,20 @@ def slow_tool_chat(
     return DurableChat(chat, name=unique(), poll_interval=poll_interval)
 
 
+def recorded_steps(tmp_path: Path) -> list[str]:
+    """The names of the steps the turns recorded, in order."""
+    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
+        rows = db.execute("SELECT function_name FROM operation_outputs ORDER BY function_id")
+        return [name for (name,) in rows]
+
+
+def stream_entries(tmp_path: Path) -> list[dict[str, Any]]:
+    """The entries the turns wrote to their streams, in order."""
+    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
+        rows = db.execute('SELECT value FROM streams ORDER BY "offset"').fetchall()
+    return [json.loads(value) for (value,) in rows]
+
+
 def started(target: Callable[[], Any]) -> threading.Thread:
     thread = threading.Thread(target=target)
     thread.start()
@@ -506,8 +520,7 @@ def test_a_tool_round_whose_steps_are_quicker_than_publish_after_writes_nothing_
     durable = durable_chat(server, publish_after=30)
     launch()
     assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
-    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
-        assert db.execute("SELECT count(*) FROM streams").fetchone() == (0,)
+    assert stream_entries(tmp_path) == []
 
 
 def test_with_publish_after_zero_each_step_writes_what_came_before_it(
@@ -516,10 +529,9 @@ def test_with_publish_after_zero_each_step_writes_what_came_before_it(
     durable = durable_chat(server, publish_after=0)
     launch()
     assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
-    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
-        rows = db.execute('SELECT value FROM streams ORDER BY "offset"').fetchall()
-    entries = [json.loads(value) for (value,) in rows]
-    # the tool's start step writes the request; the next model step writes the result
+    entries = stream_entries(tmp_path)
+    # the step that waits for the (read-only) tool writes the request; the next model
+    # step writes the result
     assert [(e["at"], [item["type"] for item in e["items"]]) for e in entries] == [
         (0, ["tool_request"]),
         (1, ["tool_result"]),
@@ -532,8 +544,7 @@ def test_a_quick_turn_without_tools_writes_nothing_to_the_stream(
     durable = durable_chat(server)
     launch()
     assert str(durable.chat("hi", conversation_id="c", echo="none")) == "Hello there."
-    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
-        assert db.execute("SELECT count(*) FROM streams").fetchone() == (0,)
+    assert stream_entries(tmp_path) == []
 
 
 def test_a_tool_round_without_publishing_writes_nothing_to_the_stream(
@@ -542,8 +553,7 @@ def test_a_tool_round_without_publishing_writes_nothing_to_the_stream(
     durable = durable_chat(server, publish=False, publish_after=0)
     launch()
     assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
-    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
-        assert db.execute("SELECT count(*) FROM streams").fetchone() == (0,)
+    assert stream_entries(tmp_path) == []
 
 
 def test_items_a_step_writes_again_after_a_crash_are_read_once() -> None:
@@ -669,13 +679,6 @@ def test_a_failed_turn_leaves_the_key_its_error_quotes_in_no_postgresql_table(
     cells = _postgres_cells(postgres_url)
     assert any(b"invalid x-api-key" in cell for cell in cells)  # the failure is recorded
     assert not any(key.encode() in cell for cell in cells)
-
-
-def recorded_steps(tmp_path: Path) -> list[str]:
-    """The names of the steps the turns recorded, in order."""
-    with sqlite3.connect(tmp_path / "dbos.sqlite") as db:
-        rows = db.execute("SELECT function_name FROM operation_outputs ORDER BY function_id")
-        return [name for (name,) in rows]
 
 
 def test_a_call_of_a_tool_not_safe_to_rerun_records_its_start_then_its_result(
