@@ -5,9 +5,11 @@ Two measurements, run by hand (``python -m benchmarks.bench_durable``; not part 
 
 * ``overhead``: one ``chat()`` with one tool round (the model asks for a tool, the tool
   answers, the model answers) against a loopback model, interleaved: a plain ``Chat``,
-  the floor (DBOS running the same steps by hand with the raw ``anthropic`` SDK, with
-  and without a tool-start step) and a ``DurableChat``, also with ``publish=False`` and
-  with its tool declared safe to run again (``durable="rerun"``: no start step), on
+  the floor (DBOS running the same steps by hand with the raw ``anthropic`` SDK: the
+  call's start not recorded, recorded as a step of its own, or written to the stream
+  from inside the tool's step as ours is) and a ``DurableChat``, also with
+  ``publish=False`` and with its tool declared safe to run again (``durable="rerun"``:
+  no start recorded), on
   SQLite, SQLite in WAL mode and PostgreSQL (a temporary local server). Medians of
   wall and CPU time, ratios to the floor, and per round the SQL statements sent, the
   bytes of their parameters, the database's growth and the steps recorded.
@@ -17,8 +19,8 @@ Two measurements, run by hand (``python -m benchmarks.bench_durable``; not part 
   turns/s; then, at the concurrency where adding slots stopped helping, one, two and
   four workers (one of the four SIGKILLed half way, its turns resumed by the driver
   with :func:`~chatlas_like.durable.recover_executor`), each beside two hand-made DBOS
-  workers on a queue of their own, running the floor's steps without and with the
-  tool-start step. Reports turns/s (also per core), CPU per turn of the workers, the
+  workers on a queue of their own, running the floor's steps without the call's start
+  recorded and with it written as ours is. Reports turns/s (also per core), CPU per turn of the workers, the
   driver and the database (the PostgreSQL server's processes, from /proc), turns per
   CPU-second, the ratios of CPU per turn to the hand-made workers', and checks that
   every turn was answered and that no side-effecting call ran twice.
@@ -132,21 +134,33 @@ def _ask(url: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
         return stream.get_final_message().model_dump(mode="json", exclude_none=True)
 
 
-def by_hand(url: str, prompt: str, start_step: bool) -> str:
-    """The tool round as a hand-made DBOS workflow: model step, tool step, model step
-    (with ``start_step``, a step recording the call's start before the tool step)."""
-    return _hand_round(url, prompt, start_step, _quick_charge)
+Start = Literal["", "step", "write"]
+"""How a hand-made round records the call's start before its tool runs: not at all, as
+a step of its own, or written to the workflow's stream from inside the tool's step (one
+insert: the cheapest record DBOS offers, and how ours records it)."""
 
 
-def _hand_round(url: str, prompt: str, start_step: bool, tool: Callable[..., str]) -> str:
+def by_hand(url: str, prompt: str, start: Start) -> str:
+    """The tool round as a hand-made DBOS workflow: model step, tool step, model step,
+    the call's start recorded as ``start`` says."""
+    return _hand_round(url, prompt, start, _quick_charge)
+
+
+def _hand_round(url: str, prompt: str, start: Start, tool: Callable[..., str]) -> str:
     from dbos import DBOS
 
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     first = DBOS.run_step({"name": "model"}, lambda: _ask(url, messages))
     [call] = [b for b in first["content"] if b["type"] == "tool_use"]
-    if start_step:
+    if start == "step":
         DBOS.run_step({"name": "tool-start"}, lambda: call["id"])
-    output = DBOS.run_step({"name": "tool"}, lambda: tool(**call["input"]))
+
+    def run() -> str:
+        if start == "write":
+            DBOS.write_stream("starts", call["id"])
+        return tool(**call["input"])
+
+    output = DBOS.run_step({"name": "tool"}, run)
     messages += [
         {"role": "assistant", "content": first["content"]},
         {
@@ -257,6 +271,7 @@ def overhead(rounds: int) -> dict[str, Any]:
 
 HAND = "DBOS by hand"
 HAND_START = "by hand + tool-start step"
+HAND_WRITE = "by hand + start written in step"
 RERUN = 'durable, tool durable="rerun"'
 
 
@@ -271,8 +286,9 @@ def _sides(
 
     return {
         "plain": lambda: plain.chat("Charge card 42", echo="none"),
-        HAND: lambda: workflow(url, "Charge card 42", False),
-        HAND_START: lambda: workflow(url, "Charge card 42", True),
+        HAND: lambda: workflow(url, "Charge card 42", ""),
+        HAND_START: lambda: workflow(url, "Charge card 42", "step"),
+        HAND_WRITE: lambda: workflow(url, "Charge card 42", "write"),
         "durable": new_conversation(durable),
         "durable, publish=False": new_conversation(quiet),
         RERUN: new_conversation(rerun),  # no start step: the same three steps as DBOS by hand
@@ -382,10 +398,10 @@ def _logged_charge(log: str, executor_id: str) -> Callable[..., str]:
     return charge
 
 
-def queued_by_hand(url: str, prompt: str, start_step: bool = False) -> str:
+def queued_by_hand(url: str, prompt: str, start: Start = "") -> str:
     """The floor of a queued conversation: :func:`by_hand`'s steps (model, tool, model;
-    with ``start_step``, the tool-start step too) with the worker's side-effecting tool."""
-    return _hand_round(url, prompt, start_step, _HAND_TOOL[0])
+    the start recorded as ``start`` says) with the worker's side-effecting tool."""
+    return _hand_round(url, prompt, start, _HAND_TOOL[0])
 
 
 def _queued_hand_workflow() -> Callable[..., Any]:
@@ -629,7 +645,7 @@ class _Bench:
             return ours
         from dbos import DBOS
 
-        start_step = kind == "hand+start"
+        start: Start = "write" if kind == "hand+start" else ""
         queue = DBOS.register_queue(
             _HAND_QUEUE, worker_concurrency=slots, polling_interval_sec=POLL
         )
@@ -637,7 +653,7 @@ class _Bench:
         server_url = self.server_url
 
         def hand(card: int) -> Callable[[], str]:
-            handle = queue.enqueue(workflow, server_url, f"Charge card {card}", start_step)
+            handle = queue.enqueue(workflow, server_url, f"Charge card {card}", start)
             return lambda: handle.get_result(polling_interval_sec=POLL)
 
         return hand
@@ -782,7 +798,8 @@ def _ratios(ours: dict[str, Any], hand: dict[str, Any]) -> dict[str, Any]:
 
 
 _PARTS = ("workers", "driver", "database", "total")
-# The hand-made workers: DBOS's steps alone, and with the tool-start step ours keeps.
+# The hand-made workers: DBOS's steps alone, and with the call's start recorded as ours
+# records it (written to the stream from inside the tool's step).
 _FLOORS = {"hand": "by_hand", "hand+start": "by_hand_start"}
 
 
@@ -961,13 +978,13 @@ def _print_scale(report: dict[str, Any]) -> None:
         if key not in report:
             continue
         row = report[key]
-        print(f"    {key[0]} worker(s), ours:            {_cpu_line(row)}")
+        print(f"    {key[0]} worker(s), {'ours:':<25} {_cpu_line(row)}")
         hand = report.get("by_hand", {}).get(key)
-        for label, name in (("by_hand", "by hand"), ("by_hand_start", "by hand + start step")):
+        for label, name in (("by_hand", "by hand"), ("by_hand_start", "by hand + start written")):
             floor = report.get(label, {}).get(key)
             if floor is None:
                 continue
-            print(f"    {key[0]} worker(s), {name + ':':<21} {_cpu_line(floor)}")
+            print(f"    {key[0]} worker(s), {name + ':':<25} {_cpu_line(floor)}")
             ratio = report[f"ratio_to_{label}"][key]
             print(
                 f"      cpu per turn, ours / {name} (target <= 1.3x): "

@@ -11,9 +11,10 @@ the loop's steps (:mod:`chatlas_like._run.loop`) inside a DBOS workflow:
 * ``Download``: one step, its documents' bytes recorded, so a replay builds the same
   request without fetching again.
 * ``RunTools`` / ``NEXT_RESULT``: a :class:`~chatlas_like.durable._round.DurableRound`,
-  one step per call start and per call result. A step waits for what it records,
-  feeding a generator tool's progress to the loop as it comes, as a model step feeds
-  the response's events.
+  one step per call result. A step waits for what it records, writing the start of
+  each call that may not run twice (:meth:`Recorder.write_now`) and feeding a
+  generator tool's progress to the loop as they come, as a model step feeds the
+  response's events. A recovered round reads the starts back (:func:`written_starts`).
 
 What the loop emits goes to the caller's sink as it comes and, when publishing, to the
 turn's DBOS stream, for readers that reconnect: what came before a step is written
@@ -46,7 +47,15 @@ from ._codec import decode_error, decode_item, encode_error, encode_item
 from ._later import Later, later
 from ._round import DurableRound
 
-__all__ = ["PUBLISH_AFTER", "STREAM_KEY", "Recorder", "drive_durable", "stream_entry", "unread"]
+__all__ = [
+    "PUBLISH_AFTER",
+    "STREAM_KEY",
+    "Recorder",
+    "drive_durable",
+    "stream_entry",
+    "unread",
+    "written_starts",
+]
 
 STREAM_KEY = "chatlas_like.items"
 PUBLISH_AFTER = 0.1  # seconds a step lasts before what came before it is written
@@ -60,9 +69,10 @@ class Recorder:
     soon as the oldest of it has waited ``publish_after`` seconds: at once if it has,
     else from the timer thread if the step is still running by then (a model's slow
     response, a tool's wait for its result: a reader sees the request while the tool
-    works). Otherwise nothing is written: the items go with a later write or the turn's
-    output (:meth:`tail`), so a turn of quick steps costs no write at all, and a reader
-    waits at most ``publish_after`` behind a slow step.
+    works). Otherwise nothing is written: the items go with a later write (a call's
+    start, :meth:`write_now`, carries them) or the turn's output (:meth:`tail`), so a
+    turn of quick steps writes nothing but its calls' starts, and a reader waits at most
+    ``publish_after`` behind a slow step.
     """
 
     def __init__(
@@ -79,6 +89,7 @@ class Recorder:
         self.answer: list[str] = []
         self._unpublished: list[Any] = []
         self._published = 0  # items emitted before the unpublished ones
+        self._settled = 0  # the unpublished items the running step may write
         self._since = 0.0  # when the oldest unpublished item was emitted
         self._lock = threading.Lock()  # the timer thread publishes too
         self._job: Later | None = None  # the running step's scheduled write
@@ -91,12 +102,14 @@ class Recorder:
 
         def live() -> Any:
             self.replayed = False
+            self._settled = settled
             if settled:
-                self._job = self._publish_soon(settled)
+                self._job = self._publish_soon()
             try:
                 return fn()
             finally:
                 self._cancel()  # a step's write lands inside it, before its record
+                self._settled = 0
 
         return DBOS.run_step({"name": name}, live)
 
@@ -124,27 +137,43 @@ class Recorder:
                 return None
             return stream_entry(self._published, self._unpublished)
 
-    def _publish_soon(self, count: int) -> Later | None:
+    def write_now(self, **fields: Any) -> None:
+        """Write ``fields`` to the stream from inside the running step, at once, with
+        what came before the step: a record the step must not go on without (a call's
+        start, :func:`written_starts`). Raises when the write fails."""
+        self._cancel()  # this write carries the scheduled one's items
+        with self._lock:
+            count = self._settled
+            entry = stream_entry(self._published, self._unpublished[:count]) | fields
+        _write(entry)
+        self._written(count)
+
+    def _publish_soon(self) -> Later | None:
         wait = self._since + self.publish_after - time.monotonic()
         if wait <= 0:
-            self._publish(count)
+            self._publish()
             return None
         context = contextvars.copy_context()  # the step's: DBOS writes as this step
-        return later(wait, lambda: context.run(self._publish, count))
+        return later(wait, lambda: context.run(self._publish))
 
-    def _publish(self, count: int) -> None:
-        """Write the first ``count`` unpublished items, from inside the running step: at
-        least once (a step run again after a crash writes them again), read once (see
-        :func:`unread`)."""
+    def _publish(self) -> None:
+        """Write the unpublished items settled before the running step, from inside
+        it: at least once (a step run again after a crash writes them again), read
+        once (see :func:`unread`)."""
         with self._lock:
+            count = self._settled
             entry = stream_entry(self._published, self._unpublished[:count])
         try:
             _write(entry)
         except Exception:  # they stay unpublished: a later write or the output has them
             return
+        self._written(count)
+
+    def _written(self, count: int) -> None:
         with self._lock:
             del self._unpublished[:count]
             self._published += count
+            self._settled = 0
             self._since = time.monotonic()
 
 
@@ -162,6 +191,29 @@ def unread(entry: Any, read: int) -> tuple[list[Any], int]:
     at, items = cast(int, entry["at"]), cast(list[Any], entry["items"])
     fresh = items[max(0, read - at) :]
     return [decode_item(item) for item in fresh], max(read, at + len(items))
+
+
+def written_starts(round_: int) -> set[int]:
+    """The calls of the turn's ``round_``-th tool round whose start this turn's stream
+    holds (read from inside a step: DBOS records no read of it), so also those an
+    execution that crashed wrote before recording the step that wrote them."""
+    from dbos import DBOS
+    from dbos import error as dbos_errors
+
+    starts: set[int] = set()
+    workflow_id = DBOS.workflow_id
+    assert workflow_id is not None, "read from inside a turn's step"
+    try:
+        # With no wait for more: what the stream holds now is all there is.
+        for entry in DBOS.read_stream(workflow_id, STREAM_KEY, timeout_seconds=0):
+            if not isinstance(entry, dict):  # written before entries said where they start
+                continue
+            start = cast("dict[str, list[int]]", entry).get("start")  # [round, call]
+            if start is not None and start[0] == round_:
+                starts.add(start[1])
+    except dbos_errors.DBOSStreamTimeoutError:
+        pass
+    return starts
 
 
 def _write(entry: dict[str, Any]) -> None:
@@ -207,6 +259,7 @@ def drive_durable(
     """Run ``loop`` to its end inside the current DBOS workflow (see the module docstring)."""
     pump = _Pump(loop, recorder)
     round_: DurableRound | None = None
+    rounds = 0
     try:
         step = pump.send(None)
         while step is not _DONE:
@@ -215,6 +268,8 @@ def drive_durable(
             elif type(step) is Download:
                 step = _download(pump, recorder, step.urls)
             elif type(step) is RunTools:
+                number = rounds
+                rounds += 1
                 round_ = DurableRound(
                     step.requests,
                     sender.tools,
@@ -222,6 +277,10 @@ def drive_durable(
                     recovered=recorder.replayed,
                     where=where,
                     deliver=lambda delivery: _expect_next_result(pump.send(delivery)),
+                    record_start=lambda index, number=number: recorder.write_now(
+                        start=[number, index]
+                    ),
+                    written_starts=lambda number=number: written_starts(number),
                 )
                 step = pump.send(round_)
             elif type(step) is NextResult:

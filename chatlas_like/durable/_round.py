@@ -1,10 +1,11 @@
-"""A tool round as durable steps: each call's start and each call's result.
+"""A tool round as durable steps: one step per call result, in the order they came.
 
-The round is a sequence of steps, each one thing that happened in it, in the order it
-happened: "call ``i`` starts" or "call ``i`` ended with this result". A call runs only
-once its start is recorded (:class:`StartGate` holds it until then), so after a crash
-the record tells for sure which calls may have run. A call whose tool is safe to run
-again records no start: after a crash it runs again whether it had started or not.
+A call runs only once its start is recorded (:class:`StartGate` holds it until then):
+written to the turn's stream from inside the step running at the time, one insert,
+and named again in that step's record. After a crash the records and the stream tell
+for sure which calls may have run, the stream also for the step the crash cut short.
+A call whose tool is safe to run again records no start: after a crash it runs again
+whether it had started or not.
 
 Replayed after a crash, the recorded steps come back in their order without running
 anything. At the first step that was not recorded the round goes live, with what is
@@ -27,7 +28,15 @@ from typing import Any, TypeVar
 from .._core.content import ContentToolRequest
 from .._core.tool_result import failed
 from .._tools.observer import Observer
-from .._tools.runner import Delivery, Finished, Started, Stopped, ToolContext, ToolRound
+from .._tools.runner import (
+    Delivery,
+    Event,
+    Finished,
+    Started,
+    Stopped,
+    ToolContext,
+    ToolRound,
+)
 from .._tools.tool import Tool, ToolBuiltIn
 from .._tools.workers import submit_to_background
 from ._codec import decode_result, encode_result
@@ -138,9 +147,13 @@ class DurableRound:
         recovered: bool,
         where: str,
         deliver: Callable[[Delivery], None],
+        record_start: Callable[[int], None],
+        written_starts: Callable[[], set[int]],
     ) -> None:
         self.requests = list(requests)
         self._deliver = deliver  # what comes while a step waits: to the loop, as it comes
+        self._record_start = record_start  # from inside the running step, before the call runs
+        self._written_starts = written_starts  # every start recorded, read in a step
         self._context = context
         self._step = step
         self._recovered = recovered  # the model step that asked for these calls was replayed
@@ -148,7 +161,7 @@ class DurableRound:
         self._started: set[int] = set()
         self._answered: set[int] = set()
         self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._waiting: dict[int, Callable[[], None]] = {}
+        self._fresh = False  # the step just taken ran live (its starts were delivered)
         self._live: ToolRound | None = None
         self._global: list[int] = []  # the live round's index -> this round's
         self._cancel_pump: Callable[[], None] | None = None
@@ -162,11 +175,12 @@ class DurableRound:
         """The next thing that happened in the round (replayed, or live and recorded)."""
         if len(self._answered) == len(self.requests):
             return Delivery([], done=True)
-        event = self._replay(self._step(self._record_live))
+        self._fresh = False
+        events = self._replay(self._step(self._record_live))
         done = len(self._answered) == len(self.requests)
         if done and self._live is not None:
             self._finish_live()
-        return Delivery([event], done, self._interrupt if done else None)
+        return Delivery(events, done, self._interrupt if done else None)
 
     def stop(self) -> Stopped:
         """Start nothing more and stop what runs (the loop answers the rest)."""
@@ -182,39 +196,60 @@ class DurableRound:
 
     # -- replaying a record ----------------------------------------------------------------
 
-    def _replay(self, record: dict[str, Any]) -> Started | Finished:
+    def _replay(self, record: dict[str, Any]) -> list[Event]:
+        """A step's record as the events it stands for (those the loop has not had)."""
         index: int = record["index"]
         request = self.requests[index]
-        if record["kind"] == "start":
+        if record["kind"] == "start":  # recorded by a version that gave a start its own step
             self._started.add(index)
-            go = self._waiting.pop(index, None)
-            if go is not None:
-                go()  # live: the start is recorded, the call may run now
-            return Started(index, request)
+            return [Started(index, request)]
+        events: list[Event] = []
+        if not self._fresh:  # live, the starts were delivered as they were written
+            started: int
+            for started in record.get("started", ()):
+                self._started.add(started)
+                events.append(Started(started, self.requests[started]))
         self._answered.add(index)
         result = decode_result(record["result"])
         # The loop's own request object (it carries the tool's description).
         result = result.with_model_value(result.get_model_value(), request=request)
-        return Finished(index, result)
+        events.append(Finished(index, result))
+        return events
 
     # -- going live ------------------------------------------------------------------------
 
     def _record_live(self) -> dict[str, Any]:
-        """What the step records when nothing was recorded at its place: the next start
-        or result, waited for inside the step, so that the step's timer writes what came
+        """What the step records when nothing was recorded at its place: the next
+        result, waited for inside the step, so that the step's timer writes what came
         before it once the wait outlasts ``publish_after``, and a quick call writes
-        nothing (see :class:`~chatlas_like.durable._driver.Recorder`)."""
+        nothing (see :class:`~chatlas_like.durable._driver.Recorder`). A gated call
+        that asks to start meanwhile has its start written from inside the step
+        (one insert, where a step of its own costs two transactions), then runs; the
+        record names the calls started in it."""
+        self._fresh = True
         if self._live is None:
             self._go_live()
-        item = self._take_recordable()
-        if isinstance(item, _StartAsked):
-            self._waiting[item.index] = item.go
-            return {"kind": "start", "index": item.index}
-        assert isinstance(item, Finished)
-        return {"kind": "result", "index": item.index, "result": encode_result(item.result)}
+        started: list[int] = []
+        while True:
+            item = self._take_recordable()
+            if isinstance(item, Finished):
+                break
+            self._record_start(item.index)
+            self._started.add(item.index)
+            started.append(item.index)
+            item.go()  # the start is recorded: the call may run now
+            self._deliver(Delivery([Started(item.index, self.requests[item.index])]))
+        return {
+            "kind": "result",
+            "index": item.index,
+            "result": encode_result(item.result),
+            "started": started,
+        }
 
     def _go_live(self) -> None:
         tools = self._context.tools
+        if self._recovered:  # a crashed execution may have started calls in its last step
+            self._started |= self._written_starts() - self._answered
         remaining: list[int] = []
         for index, request in enumerate(self.requests):
             if index in self._answered:

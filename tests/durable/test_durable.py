@@ -681,7 +681,25 @@ def test_a_failed_turn_leaves_the_key_its_error_quotes_in_no_postgresql_table(
     assert not any(key.encode() in cell for cell in cells)
 
 
-def test_a_call_of_a_tool_not_safe_to_rerun_records_its_start_then_its_result(
+def test_a_call_of_a_tool_not_safe_to_rerun_has_its_start_in_the_stream_before_it_runs(
+    server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
+) -> None:
+    seen: list[list[Any]] = []
+
+    def lookup(card: int) -> str:
+        """Look a card up."""
+        seen.extend(entry["start"] for entry in stream_entries(tmp_path) if "start" in entry)
+        return f"card {card} is valid"
+
+    chat = make_chat(server)
+    chat.register_tool(lookup)
+    durable = DurableChat(chat, name=unique())
+    launch()
+    assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
+    assert seen == [[0, 0]]  # the first round's first call
+
+
+def test_a_call_of_a_tool_not_safe_to_rerun_costs_no_step_beside_its_result(
     server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
 ) -> None:
     chat = make_chat(server)
@@ -689,10 +707,31 @@ def test_a_call_of_a_tool_not_safe_to_rerun_records_its_start_then_its_result(
     durable = DurableChat(chat, name=unique())
     launch()
     assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
-    assert recorded_steps(tmp_path) == ["model", "tool", "tool", "model"]
+    assert recorded_steps(tmp_path) == ["model", "tool", "model"]
 
 
-def test_a_call_of_a_tool_safe_to_rerun_records_only_its_result(
+def test_each_tool_round_of_a_turn_writes_its_starts_under_its_own_number(
+    serve: Callable[..., LoopbackServer], launch: Callable[..., None], tmp_path: Path
+) -> None:
+    # A recovery reads the starts of the round it resumes: round 1's first call must not
+    # be taken for round 0's, which ran.
+    server = serve(
+        [
+            Reply.tool_call("lookup", {"card": 42}),
+            Reply.tool_call("lookup", {"card": 7}),
+            Reply.text(ANSWER),
+        ]
+    )
+    chat = make_chat(server)
+    chat.register_tool(lookup)
+    durable = DurableChat(chat, name=unique())
+    launch()
+    assert str(durable.chat("Are 42 and 7 valid?", conversation_id="c", echo="none")) == ANSWER
+    starts = [entry["start"] for entry in stream_entries(tmp_path) if "start" in entry]
+    assert starts == [[0, 0], [1, 0]]
+
+
+def test_a_call_of_a_tool_safe_to_rerun_records_no_start(
     server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
 ) -> None:
     chat = make_chat(server)
@@ -701,6 +740,7 @@ def test_a_call_of_a_tool_safe_to_rerun_records_only_its_result(
     launch()
     assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
     assert recorded_steps(tmp_path) == ["model", "tool", "model"]
+    assert not [entry for entry in stream_entries(tmp_path) if "start" in entry]
 
 
 def test_the_echo_hears_a_tool_start_whether_or_not_the_start_is_recorded(
