@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import queue
+import threading
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -49,6 +50,13 @@ INTERRUPTED_BY_CRASH = (
     "effect. Check its effect before calling it again."
 )
 _POLL = 0.1  # seconds between looks for Ctrl-C while waiting
+
+
+def _patience() -> float | None:
+    """How long a wait for the live round may block: in short polls on the main thread,
+    where Ctrl-C must get in; elsewhere (a worker's turn) until something comes, since
+    each poll that wakes a waiting thread costs it a turn at the GIL."""
+    return _POLL if threading.current_thread() is threading.main_thread() else None
 
 
 class DurableWarning(UserWarning):
@@ -302,7 +310,7 @@ class DurableRound:
         """The next item from the live round (waiting in short polls: Ctrl-C gets in)."""
         while True:
             try:
-                item = self._inbox.get(timeout=_POLL)
+                item = self._inbox.get(timeout=_POLL if self._over else _patience())
             except queue.Empty:
                 if self._over:
                     raise RuntimeError(
@@ -333,7 +341,7 @@ class DurableRound:
         a tool raised Ctrl-C or SystemExit)."""
         while not self._over:
             with contextlib.suppress(queue.Empty):
-                item = self._inbox.get(timeout=_POLL)
+                item = self._inbox.get(timeout=_patience())
                 if isinstance(item, _RoundOver):
                     self._round_over(item)
 
