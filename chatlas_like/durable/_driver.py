@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import contextvars
+import itertools
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -259,7 +260,7 @@ def drive_durable(
     """Run ``loop`` to its end inside the current DBOS workflow (see the module docstring)."""
     pump = _Pump(loop, recorder)
     round_: DurableRound | None = None
-    rounds = 0
+    rounds = itertools.count()
     try:
         step = pump.send(None)
         while step is not _DONE:
@@ -268,8 +269,7 @@ def drive_durable(
             elif type(step) is Download:
                 step = _download(pump, recorder, step.urls)
             elif type(step) is RunTools:
-                number = rounds
-                rounds += 1
+                number = next(rounds)
                 round_ = DurableRound(
                     step.requests,
                     sender.tools,

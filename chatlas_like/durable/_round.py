@@ -52,13 +52,6 @@ INTERRUPTED_BY_CRASH = (
 _POLL = 0.1  # seconds between looks for Ctrl-C while waiting
 
 
-def _patience() -> float | None:
-    """How long a wait for the live round may block: in short polls on the main thread,
-    where Ctrl-C must get in; elsewhere (a worker's turn) until something comes, since
-    each poll that wakes a waiting thread costs it a turn at the GIL."""
-    return _POLL if threading.current_thread() is threading.main_thread() else None
-
-
 class DurableWarning(UserWarning):
     """A durable conversation goes on, but something recorded does not fit this process
     (a tool its run used is not registered here)."""
@@ -173,9 +166,13 @@ class DurableRound:
         self._live: ToolRound | None = None
         self._global: list[int] = []  # the live round's index -> this round's
         self._cancel_pump: Callable[[], None] | None = None
-        self._ungated: set[int] = set()  # live calls that run without a start step
+        self._ungated: set[int] = set()  # live calls that run with no start recorded
         self._interrupt: BaseException | None = None
         self._over = False
+        # How long a wait for the live round blocks (the thread that drives the round
+        # waits): in short polls on the main thread, where Ctrl-C must get in; elsewhere
+        # (a worker's turn) until something comes, as each wake-up costs a turn at the GIL.
+        self._patience = _POLL if threading.current_thread() is threading.main_thread() else None
 
     # -- what the loop calls ---------------------------------------------------------------
 
@@ -295,7 +292,7 @@ class DurableRound:
                     self._inbox.put(Finished(self._global[event.index], event.result))
                 elif not isinstance(event, Started):
                     self._inbox.put(event)
-                elif self._global[event.index] in self._ungated:  # a gated start is a step's
+                elif self._global[event.index] in self._ungated:  # a gated one's: where written
                     self._inbox.put(Started(self._global[event.index], event.request))
             if delivery.done:
                 self._inbox.put(_RoundOver(delivery.interrupt))
@@ -307,10 +304,10 @@ class DurableRound:
         self._inbox.put(_RoundOver(future.exception()))  # a bug of ours: end the round
 
     def _take(self) -> Any:
-        """The next item from the live round (waiting in short polls: Ctrl-C gets in)."""
+        """The next item from the live round (see ``_patience``)."""
         while True:
             try:
-                item = self._inbox.get(timeout=_POLL if self._over else _patience())
+                item = self._inbox.get(timeout=_POLL if self._over else self._patience)
             except queue.Empty:
                 if self._over:
                     raise RuntimeError(
@@ -341,7 +338,7 @@ class DurableRound:
         a tool raised Ctrl-C or SystemExit)."""
         while not self._over:
             with contextlib.suppress(queue.Empty):
-                item = self._inbox.get(timeout=_patience())
+                item = self._inbox.get(timeout=self._patience)
                 if isinstance(item, _RoundOver):
                     self._round_over(item)
 

@@ -144,6 +144,11 @@ def stream_entries(tmp_path: Path) -> list[dict[str, Any]]:
     return [json.loads(value) for (value,) in rows]
 
 
+def recorded_starts(tmp_path: Path) -> list[list[int]]:
+    """The ``[round, call]`` of every start the turns wrote to their streams, in order."""
+    return [entry["start"] for entry in stream_entries(tmp_path) if "start" in entry]
+
+
 def started(target: Callable[[], Any]) -> threading.Thread:
     thread = threading.Thread(target=target)
     thread.start()
@@ -681,32 +686,35 @@ def test_a_failed_turn_leaves_the_key_its_error_quotes_in_no_postgresql_table(
     assert not any(key.encode() in cell for cell in cells)
 
 
-def test_a_call_of_a_tool_not_safe_to_rerun_has_its_start_in_the_stream_before_it_runs(
-    server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
+def one_turn(
+    server: LoopbackServer, launch: Callable[..., None], tool: Any, **options: Any
 ) -> None:
-    seen: list[list[Any]] = []
-
-    def lookup(card: int) -> str:
-        """Look a card up."""
-        seen.extend(entry["start"] for entry in stream_entries(tmp_path) if "start" in entry)
-        return f"card {card} is valid"
-
+    """One durable turn of a chat with ``tool`` registered with ``options``."""
     chat = make_chat(server)
-    chat.register_tool(lookup)
+    chat.register_tool(tool, **options)
     durable = DurableChat(chat, name=unique())
     launch()
     assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
+
+
+def test_a_call_of_a_tool_not_safe_to_rerun_has_its_start_in_the_stream_before_it_runs(
+    server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
+) -> None:
+    seen: list[list[int]] = []
+
+    def lookup(card: int) -> str:
+        """Look a card up."""
+        seen.extend(recorded_starts(tmp_path))
+        return f"card {card} is valid"
+
+    one_turn(server, launch, lookup)
     assert seen == [[0, 0]]  # the first round's first call
 
 
 def test_a_call_of_a_tool_not_safe_to_rerun_costs_no_step_beside_its_result(
     server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
 ) -> None:
-    chat = make_chat(server)
-    chat.register_tool(lookup)
-    durable = DurableChat(chat, name=unique())
-    launch()
-    assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
+    one_turn(server, launch, lookup)
     assert recorded_steps(tmp_path) == ["model", "tool", "model"]
 
 
@@ -722,25 +730,16 @@ def test_each_tool_round_of_a_turn_writes_its_starts_under_its_own_number(
             Reply.text(ANSWER),
         ]
     )
-    chat = make_chat(server)
-    chat.register_tool(lookup)
-    durable = DurableChat(chat, name=unique())
-    launch()
-    assert str(durable.chat("Are 42 and 7 valid?", conversation_id="c", echo="none")) == ANSWER
-    starts = [entry["start"] for entry in stream_entries(tmp_path) if "start" in entry]
-    assert starts == [[0, 0], [1, 0]]
+    one_turn(server, launch, lookup)
+    assert recorded_starts(tmp_path) == [[0, 0], [1, 0]]
 
 
 def test_a_call_of_a_tool_safe_to_rerun_records_no_start(
     server: LoopbackServer, launch: Callable[..., None], tmp_path: Path
 ) -> None:
-    chat = make_chat(server)
-    chat.register_tool(lookup, durable="rerun")
-    durable = DurableChat(chat, name=unique())
-    launch()
-    assert str(durable.chat("Is card 42 valid?", conversation_id="c", echo="none")) == ANSWER
+    one_turn(server, launch, lookup, durable="rerun")
     assert recorded_steps(tmp_path) == ["model", "tool", "model"]
-    assert not [entry for entry in stream_entries(tmp_path) if "start" in entry]
+    assert recorded_starts(tmp_path) == []
 
 
 def test_the_echo_hears_a_tool_start_whether_or_not_the_start_is_recorded(
